@@ -1,0 +1,98 @@
+// looplab bench block: the machine's matrix-product speed and the cost of one iteration of
+// an external-recall block at paper width, measured in one process so the figures compare.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "looplab/cli/commands.h"
+#include "looplab/model/looped_transformer.h"
+#include "looplab/runtime.h"
+#include "looplab/util/error.h"
+
+namespace looplab::cli {
+
+namespace {
+
+// Median seconds of `reps` runs of fn after one warm-up run.
+template <typename F>
+double median_seconds(int reps, F&& fn) {
+  fn();
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+Command add_bench(CLI::App& parent) {
+  auto* app = parent.add_subcommand("bench", "Benchmarks (not tests)");
+  auto* block = app->add_subcommand("block", "2048^3 matmul GFLOP/s and one external-recall block iteration");
+  app->require_subcommand(1);
+  struct Options {
+    int64_t batch = 100, width = 256, reps = 5;
+    std::string device = "cpu", dtype = "float32";
+  };
+  auto o = std::make_shared<Options>();
+  block->add_option("--batch", o->batch, "examples per batch (of 81 tokens, a 9x9 grid)")->capture_default_str();
+  block->add_option("--width", o->width, "model width")->capture_default_str();
+  block->add_option("--reps", o->reps, "timed repetitions (median reported)")->capture_default_str();
+  block->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
+  block->add_option("--dtype", o->dtype, "float32, float64, bfloat16 or float16")->capture_default_str();
+  return {app, [o] {
+            if (o->batch < 1 || o->reps < 1) throw Error("--batch and --reps must be positive");
+            const torch::Device device = parse_device(o->device);
+            const torch::Dtype dtype = parse_dtype(o->dtype);
+            auto sync = [&] {
+              if (device.is_cuda()) torch::cuda::synchronize();
+            };
+            const auto opts = torch::TensorOptions().device(device).dtype(dtype);
+            std::printf("LibTorch %s, %d thread(s), %s, %s\n", TORCH_VERSION, torch::get_num_threads(),
+                        device.str().c_str(), dtype_name(dtype).c_str());
+
+            torch::manual_seed(0);
+            {
+              torch::InferenceMode guard;
+              const int64_t n = 2048;
+              const torch::Tensor a = torch::randn({n, n}, opts), b = torch::randn({n, n}, opts);
+              const double s = median_seconds(static_cast<int>(o->reps), [&] {
+                torch::mm(a, b);
+                sync();
+              });
+              std::printf("matmul 2048^3          %8.1f GFLOP/s  (%.2f ms)\n", 2.0 * n * n * n / s / 1e9, s * 1e3);
+            }
+
+            ModelConfig c = default_config("sudoku", Recall::kExternal, Norm::kPost, o->width);
+            LoopedTransformer model(c);
+            model->to(device, dtype);
+            const torch::Tensor input = torch::randn({o->batch, 81, c.in_channels}, opts);
+            const Positions p = model->positions(c.grid);
+            const double tokens = static_cast<double>(o->batch) * 81;
+            {
+              torch::InferenceMode guard;
+              const torch::Tensor x0 = model->embed(input);
+              const double s = median_seconds(static_cast<int>(o->reps), [&] {
+                model->iterate(x0, x0, p);
+                sync();
+              });
+              std::printf("block, no gradient     %8.2f ms/iteration  (%.0f tokens/s, %lldx81 tokens, width %lld)\n",
+                          s * 1e3, tokens / s, static_cast<long long>(o->batch), static_cast<long long>(c.width));
+            }
+            {
+              const torch::Tensor x0 = model->embed(input).detach();
+              const double s = median_seconds(static_cast<int>(o->reps), [&] {
+                model->zero_grad();
+                const torch::Tensor x = x0.clone().requires_grad_(true);
+                model->iterate(x, x0, p).pow(2).mean().backward();
+                sync();
+              });
+              std::printf("block, with backward   %8.2f ms/iteration  (%.0f tokens/s)\n", s * 1e3, tokens / s);
+            }
+          }};
+}
+
+}  // namespace looplab::cli

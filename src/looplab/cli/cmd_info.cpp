@@ -1,0 +1,71 @@
+// looplab info: a model's architecture and its exact parameter count.
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "looplab/cli/commands.h"
+#include "looplab/model/looped_transformer.h"
+#include "looplab/runtime.h"
+
+namespace looplab::cli {
+
+namespace {
+
+std::string with_commas(int64_t n) {
+  std::string s = std::to_string(n), out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i > 0 && (s.size() - i) % 3 == 0) out += ',';
+    out += s[i];
+  }
+  return out;
+}
+
+int64_t count(const torch::nn::Module& m) {
+  int64_t n = 0;
+  for (const auto& p : m.parameters()) n += p.numel();
+  return n;
+}
+
+}  // namespace
+
+Command add_info(CLI::App& parent) {
+  auto* app = parent.add_subcommand("info", "Show a model's architecture and exact parameter count");
+  auto opts = std::make_shared<ModelOptions>();
+  auto json_out = std::make_shared<bool>(false);
+  add_model_options(app, *opts);
+  app->add_flag("--json", *json_out, "print JSON");
+  return {app, [opts, json_out] {
+            const ModelConfig c = model_config(*opts);
+            LoopedTransformer model(c);  // counted from the real modules, not the formula
+            const int64_t total = count(*model);
+            nlohmann::json breakdown = {{"projection", count(*model->projection)},
+                                        {"recur_blocks", count(*model->recur_blocks)},
+                                        {"head", count(*model->head)}};
+            if (*json_out) {
+              nlohmann::json j = {{"config", to_json(c)}, {"parameters", total}, {"breakdown", breakdown}};
+              std::cout << j.dump(2) << "\n";
+              return;
+            }
+            std::ostringstream grid;
+            for (size_t i = 0; i < c.grid.size(); ++i) grid << (i ? "x" : "") << c.grid[i];
+            std::cout << "task        " << c.task << " (grid " << grid.str() << (c.grid.size() == 1 ? ", any length" : "")
+                      << ", " << c.in_channels << " in / " << c.out_channels << " out channels)\n"
+                      << "recall      " << to_string(c.recall) << "\n"
+                      << "norm        " << to_string(c.norm)
+                      << (has_outer_normalization(c.norm) ? " (outer normalization)" : " (no outer normalization)") << "\n"
+                      << "width       " << c.width << ", " << c.heads << " heads of " << c.head_dim() << ", MLP hidden "
+                      << c.mlp_ratio * c.width << ", " << c.blocks << " block(s) per iteration\n"
+                      << "attention   "
+                      << (c.local_attention ? "neighbourhood, window " + std::to_string(c.window) : std::string("full"))
+                      << ", " << c.spatial_dims() << "-D RoPE, QK-norm\n"
+                      << "parameters  " << with_commas(total) << "\n";
+            for (const auto& [name, n] : breakdown.items())
+              std::cout << "  " << std::left << std::setw(14) << name << std::right << std::setw(12)
+                        << with_commas(n.get<int64_t>()) << "\n";
+            std::cout << "runtime     LibTorch " << TORCH_VERSION << ", " << torch::get_num_threads() << " thread(s), CUDA "
+                      << (torch::cuda::is_available() ? "available" : "not available") << "\n";
+          }};
+}
+
+}  // namespace looplab::cli

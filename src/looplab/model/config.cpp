@@ -1,0 +1,183 @@
+#include "looplab/model/config.h"
+
+#include <nlohmann/json.hpp>
+
+#include "looplab/tasks/task_spec.h"
+#include "looplab/util/error.h"
+
+namespace looplab {
+
+using json = nlohmann::json;
+
+namespace {
+
+template <typename E>
+struct Names {
+  E value;
+  const char* name;
+};
+
+const Names<Recall> kRecalls[] = {{Recall::kNone, "none"},
+                                  {Recall::kExternal, "external"},
+                                  {Recall::kInternal, "internal"},
+                                  {Recall::kFixed, "fixed"}};
+const Names<Norm> kNorms[] = {{Norm::kPre, "pre"}, {Norm::kPeri, "peri"}, {Norm::kPost, "post"}, {Norm::kGru, "gru"}};
+
+template <typename E, size_t N>
+E parse_name(const Names<E> (&table)[N], const std::string& s, const char* what) {
+  std::string valid;
+  for (const auto& n : table) {
+    if (s == n.name) return n.value;
+    valid += (valid.empty() ? "" : ", ") + std::string(n.name);
+  }
+  throw Error(std::string("unknown ") + what + " '" + s + "' (expected one of: " + valid + ")");
+}
+
+template <typename E, size_t N>
+std::string name_of(const Names<E> (&table)[N], E v) {
+  for (const auto& n : table)
+    if (n.value == v) return n.name;
+  return "?";
+}
+
+}  // namespace
+
+std::string to_string(Recall r) { return name_of(kRecalls, r); }
+std::string to_string(Norm n) { return name_of(kNorms, n); }
+Recall parse_recall(const std::string& s) { return parse_name(kRecalls, s, "recall"); }
+Norm parse_norm(const std::string& s) { return parse_name(kNorms, s, "normalization"); }
+bool has_outer_normalization(Norm n) { return n == Norm::kPost || n == Norm::kGru; }
+
+ModelConfig default_config(const std::string& task, Recall recall, Norm norm, int64_t width) {
+  const TaskSpec& spec = task_spec(task);
+  ModelConfig c;
+  c.task = spec.name;
+  c.recall = recall;
+  c.norm = norm;
+  c.width = width;
+  c.blocks = recall == Recall::kFixed ? 15 : 1;
+  c.in_channels = spec.in_channels;
+  c.out_channels = spec.out_channels;
+  c.grid = spec.grid;
+  c.local_attention = spec.local_attention;
+  return c;
+}
+
+void validate(const ModelConfig& c) {
+  auto need = [](bool ok, const std::string& why) {
+    if (!ok) throw Error("invalid model configuration: " + why);
+  };
+  need(c.width > 0, "width must be positive");
+  need(c.heads > 0 && c.width % c.heads == 0, "width " + std::to_string(c.width) + " is not divisible by heads " +
+                                                  std::to_string(c.heads));
+  need(c.mlp_ratio > 0, "mlp_ratio must be positive");
+  need(c.blocks > 0, "blocks must be positive");
+  need(c.in_channels > 0 && c.out_channels > 0, "in_channels and out_channels must be positive");
+  need(!c.grid.empty() && c.grid.size() <= 3, "grid must have 1 to 3 axes");
+  for (int64_t g : c.grid) need(g > 0, "grid sizes must be positive");
+  need(c.head_dim() % (2 * c.spatial_dims()) == 0,
+       "head_dim " + std::to_string(c.head_dim()) + " must be divisible by 2 x " + std::to_string(c.spatial_dims()) +
+           " grid axes for N-D RoPE");
+  need(!c.local_attention || (c.window > 0 && c.window % 2 == 1), "window must be a positive odd number");
+  need(c.rope_base > 1.0, "rope_base must exceed 1");
+}
+
+int64_t parameter_count(const ModelConfig& c) {
+  const int64_t d = c.width, hidden = c.mlp_ratio * d;
+  const int64_t attention = (d * 3 * d + 3 * d) + (d * d + d) + 2 * c.head_dim();  // qkv, out, QK-norm
+  const int64_t mlp = (d * hidden + hidden) + (hidden * d + d);
+  int64_t norms = 0;
+  switch (c.norm) {
+    case Norm::kPre: norms = 1; break;
+    case Norm::kPeri: norms = 2; break;
+    case Norm::kPost: norms = 1; break;
+    case Norm::kGru: norms = 2; break;
+  }
+  const bool recall = c.recall == Recall::kExternal || c.recall == Recall::kInternal;
+  const int64_t block = attention + mlp + norms * d + (recall ? 2 * (d * d + d) : 0) +
+                        (c.norm == Norm::kGru ? 2 * (3 * d * d) + 2 * 3 * d : 0);
+  const int64_t head = d + (d * d + d) + (d * c.out_channels + c.out_channels);
+  const int64_t projection = d * c.in_channels + d;
+  return c.blocks * block + head + projection;
+}
+
+json to_json(const ModelConfig& c) {
+  return json{{"format", "looplab-model"},
+              {"version", 1},
+              {"task", c.task},
+              {"recall", to_string(c.recall)},
+              {"norm", to_string(c.norm)},
+              {"width", c.width},
+              {"heads", c.heads},
+              {"mlp_ratio", c.mlp_ratio},
+              {"blocks", c.blocks},
+              {"in_channels", c.in_channels},
+              {"out_channels", c.out_channels},
+              {"grid", c.grid},
+              {"attention", c.local_attention ? "local" : "full"},
+              {"window", c.window},
+              {"rope_base", c.rope_base}};
+}
+
+ModelConfig config_from_json(const json& j, const std::string& source) {
+  auto fail = [&](const std::string& field, const std::string& why) -> Error {
+    return Error(source + ": field '" + field + "': " + why);
+  };
+  if (!j.is_object()) throw Error(source + ": expected a JSON object");
+  auto get = [&](const char* field) -> const json& {
+    if (!j.contains(field)) throw fail(field, "missing");
+    return j.at(field);
+  };
+  auto get_int = [&](const char* field) -> int64_t {
+    const json& v = get(field);
+    if (!v.is_number_integer()) throw fail(field, "expected an integer, got " + v.dump());
+    return v.get<int64_t>();
+  };
+  auto get_string = [&](const char* field) -> std::string {
+    const json& v = get(field);
+    if (!v.is_string()) throw fail(field, "expected a string, got " + v.dump());
+    return v.get<std::string>();
+  };
+  if (j.contains("format") && j["format"] != "looplab-model") throw fail("format", "expected \"looplab-model\"");
+  ModelConfig c;
+  c.task = get_string("task");
+  try {
+    c.recall = parse_recall(get_string("recall"));
+  } catch (const Error& e) {
+    throw fail("recall", e.what());
+  }
+  try {
+    c.norm = parse_norm(get_string("norm"));
+  } catch (const Error& e) {
+    throw fail("norm", e.what());
+  }
+  c.width = get_int("width");
+  c.heads = get_int("heads");
+  c.mlp_ratio = get_int("mlp_ratio");
+  c.blocks = get_int("blocks");
+  c.in_channels = get_int("in_channels");
+  c.out_channels = get_int("out_channels");
+  const json& grid = get("grid");
+  if (!grid.is_array()) throw fail("grid", "expected a list of sizes");
+  c.grid.clear();
+  for (const json& g : grid) {
+    if (!g.is_number_integer()) throw fail("grid", "expected a list of sizes");
+    c.grid.push_back(g.get<int64_t>());
+  }
+  const std::string attention = get_string("attention");
+  if (attention != "local" && attention != "full") throw fail("attention", "expected \"local\" or \"full\"");
+  c.local_attention = attention == "local";
+  c.window = get_int("window");
+  if (j.contains("rope_base")) {
+    if (!j["rope_base"].is_number()) throw fail("rope_base", "expected a number");
+    c.rope_base = j["rope_base"].get<double>();
+  }
+  try {
+    validate(c);
+  } catch (const Error& e) {
+    throw Error(source + ": " + e.what());
+  }
+  return c;
+}
+
+}  // namespace looplab

@@ -1,0 +1,64 @@
+// Every hyper-parameter of the looped transformer (SPEC section 1), as stored in a model
+// directory's config.json. No LibTorch here: the CLI, the tasks and `info` use it freely.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace looplab {
+
+// How the input x0 re-enters each iteration (paper definitions 3.2, 5.1, 5.2).
+enum class Recall {
+  kNone,      // autonomous: x_{t+1} = f(x_t)
+  kExternal,  // g(x, x0) replaces the residual stream at the start of each iteration
+  kInternal,  // g(u, x0) feeds each sublayer; the state stays on the residual path
+  kFixed,     // baseline: `blocks` distinct blocks applied once each, no recall
+};
+
+// Where RMSNorm sits (SPEC section 1 table). post and gru are outer normalizations.
+enum class Norm { kPre, kPeri, kPost, kGru };
+
+std::string to_string(Recall r);
+std::string to_string(Norm n);
+// Parse a command-line or config value; throws looplab::Error listing the valid values.
+Recall parse_recall(const std::string& s);
+Norm parse_norm(const std::string& s);
+bool has_outer_normalization(Norm n);
+
+struct ModelConfig {
+  std::string task = "prefix-sums";
+  Recall recall = Recall::kExternal;
+  Norm norm = Norm::kPost;
+  int64_t width = 256;          // d
+  int64_t heads = 8;            // head_dim = width / heads
+  int64_t mlp_ratio = 4;        // MLP hidden = mlp_ratio * width
+  int64_t blocks = 1;           // blocks per iteration; the fixed baseline uses 15
+  int64_t in_channels = 1;
+  int64_t out_channels = 2;
+  std::vector<int64_t> grid = {32};  // training grid; its rank is the number of RoPE axes
+  bool local_attention = true;  // neighbourhood attention of `window` keys per axis, else full
+  int64_t window = 5;
+  double rope_base = 10000.0;
+
+  int64_t head_dim() const { return width / heads; }
+  int64_t spatial_dims() const { return static_cast<int64_t>(grid.size()); }
+};
+
+// The paper's configuration of a task (SPEC sections 1 and 3) at the given width.
+ModelConfig default_config(const std::string& task, Recall recall, Norm norm, int64_t width = 256);
+
+// Throws looplab::Error naming the field when the values cannot make a model.
+void validate(const ModelConfig& c);
+
+// The closed-form parameter count of SPEC section 1 (independent of the model code, so the
+// tests can check one against the other).
+int64_t parameter_count(const ModelConfig& c);
+
+nlohmann::json to_json(const ModelConfig& c);
+// `source` names the file in error messages; each missing or ill-typed field is named.
+ModelConfig config_from_json(const nlohmann::json& j, const std::string& source);
+
+}  // namespace looplab

@@ -1,0 +1,252 @@
+#include "looplab/model/looped_transformer.h"
+
+#include <cmath>
+#include <limits>
+
+#include "looplab/util/error.h"
+
+namespace looplab {
+
+// ---------------------------------------------------------------------------------------------
+// RMSNorm
+
+namespace {
+
+double machine_epsilon(torch::ScalarType t) {
+  switch (t) {
+    case torch::kFloat64: return std::numeric_limits<double>::epsilon();
+    case torch::kFloat16: return 0.0009765625;  // 2^-10
+    case torch::kBFloat16: return 0.0078125;    // 2^-7
+    default: return std::numeric_limits<float>::epsilon();
+  }
+}
+
+}  // namespace
+
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight) {
+  const double eps = machine_epsilon(x.scalar_type());
+  // Half-precision inputs are normalized in float32, as PyTorch does, then cast back.
+  const bool reduced = x.scalar_type() == torch::kFloat16 || x.scalar_type() == torch::kBFloat16;
+  const torch::Tensor xf = reduced ? x.to(torch::kFloat32) : x;
+  const torch::Tensor y = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  return reduced ? (y * weight.to(torch::kFloat32)).to(x.scalar_type()) : y * weight;
+}
+
+RMSNormImpl::RMSNormImpl(int64_t dim) { weight = register_parameter("weight", torch::ones({dim})); }
+
+// ---------------------------------------------------------------------------------------------
+// Positions: N-D RoPE and neighbourhood windows
+
+namespace {
+
+// Row-major coordinates [L, n] of every token of a grid.
+std::vector<std::vector<int64_t>> grid_coordinates(const std::vector<int64_t>& grid) {
+  int64_t total = 1;
+  for (int64_t g : grid) total *= g;
+  std::vector<std::vector<int64_t>> coords(total, std::vector<int64_t>(grid.size()));
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t rest = i;
+    for (int64_t a = static_cast<int64_t>(grid.size()) - 1; a >= 0; --a) {
+      coords[i][a] = rest % grid[a];
+      rest /= grid[a];
+    }
+  }
+  return coords;
+}
+
+}  // namespace
+
+torch::Tensor rope_angles(const std::vector<int64_t>& grid, int64_t head_dim, double base) {
+  const int64_t n = static_cast<int64_t>(grid.size());
+  const int64_t k_max = head_dim / (2 * n);
+  const auto coords = grid_coordinates(grid);
+  torch::Tensor angles = torch::empty({static_cast<int64_t>(coords.size()), n * k_max}, torch::kFloat64);
+  auto a = angles.accessor<double, 2>();
+  for (size_t i = 0; i < coords.size(); ++i)
+    for (int64_t axis = 0; axis < n; ++axis)
+      for (int64_t k = 0; k < k_max; ++k)
+        a[i][axis * k_max + k] =
+            static_cast<double>(coords[i][axis]) * std::pow(base, -static_cast<double>(k) / k_max);
+  return angles;
+}
+
+torch::Tensor apply_rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+  auto sizes = x.sizes().vec();
+  sizes.back() /= 2;
+  sizes.push_back(2);
+  const torch::Tensor pairs = x.reshape(sizes);
+  const torch::Tensor re = pairs.select(-1, 0), im = pairs.select(-1, 1);
+  return torch::stack({re * cos - im * sin, re * sin + im * cos}, -1).flatten(-2);
+}
+
+torch::Tensor neighbourhood_index(const std::vector<int64_t>& grid, int64_t window) {
+  const auto coords = grid_coordinates(grid);
+  const int64_t n = static_cast<int64_t>(grid.size());
+  std::vector<int64_t> span(n), strides(n, 1);
+  int64_t keys = 1;
+  for (int64_t a = 0; a < n; ++a) {
+    span[a] = std::min(window, grid[a]);
+    keys *= span[a];
+  }
+  for (int64_t a = n - 2; a >= 0; --a) strides[a] = strides[a + 1] * grid[a + 1];
+  torch::Tensor index = torch::empty({static_cast<int64_t>(coords.size()), keys}, torch::kInt64);
+  auto idx = index.accessor<int64_t, 2>();
+  for (size_t i = 0; i < coords.size(); ++i) {
+    std::vector<int64_t> start(n);
+    for (int64_t a = 0; a < n; ++a)
+      start[a] = std::clamp<int64_t>(coords[i][a] - window / 2, 0, grid[a] - span[a]);
+    // Enumerate the window's keys in row-major order.
+    for (int64_t j = 0; j < keys; ++j) {
+      int64_t rest = j, flat = 0;
+      for (int64_t a = n - 1; a >= 0; --a) {
+        flat += (start[a] + rest % span[a]) * strides[a];
+        rest /= span[a];
+      }
+      idx[i][j] = flat;
+    }
+  }
+  return index;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attention
+
+AttentionImpl::AttentionImpl(const ModelConfig& c) : heads(c.heads) {
+  qkv = register_module("qkv", torch::nn::Linear(c.width, 3 * c.width));
+  out_proj = register_module("out_proj", torch::nn::Linear(c.width, c.width));
+  q_norm = register_module("q_norm", RMSNorm(c.head_dim()));
+  k_norm = register_module("k_norm", RMSNorm(c.head_dim()));
+}
+
+torch::Tensor AttentionImpl::forward(const torch::Tensor& u, const Positions& p) {
+  const int64_t B = u.size(0), L = u.size(1), d = u.size(2), hd = d / heads;
+  // [B, L, 3d] -> three [B, heads, L, head_dim]
+  auto split = qkv(u).view({B, L, 3, heads, hd}).permute({2, 0, 3, 1, 4});
+  torch::Tensor q = q_norm(apply_rope(split[0], p.cos, p.sin));
+  torch::Tensor k = k_norm(apply_rope(split[1], p.cos, p.sin));
+  torch::Tensor v = split[2];
+  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+
+  torch::Tensor out;
+  if (p.window.defined()) {
+    // Gather each query's W keys and values: [B, heads, L, W, head_dim].
+    const int64_t W = p.window.size(1);
+    const torch::Tensor flat = p.window.reshape({-1});
+    const torch::Tensor kw = k.index_select(2, flat).view({B, heads, L, W, hd});
+    const torch::Tensor vw = v.index_select(2, flat).view({B, heads, L, W, hd});
+    const torch::Tensor scores = torch::matmul(q.unsqueeze(3), kw.transpose(-1, -2)) * scale;  // [B,h,L,1,W]
+    out = torch::matmul(torch::softmax(scores, -1), vw).squeeze(3);
+  } else {
+#if TORCH_VERSION_MAJOR >= 2
+    out = at::scaled_dot_product_attention(q, k, v);  // same 1/sqrt(head_dim) scale, fused kernels
+#else
+    out = torch::matmul(torch::softmax(torch::matmul(q, k.transpose(-1, -2)) * scale, -1), v);
+#endif
+  }
+  return out_proj(out.transpose(1, 2).reshape({B, L, d}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Block
+
+BlockImpl::BlockImpl(const ModelConfig& c) : recall_kind(c.recall), norm_kind(c.norm) {
+  const int64_t d = c.width;
+  attn = register_module("attn", Attention(c));
+  mlp = register_module("mlp", torch::nn::Sequential(torch::nn::Linear(d, c.mlp_ratio * d), torch::nn::GELU(),
+                                                     torch::nn::Linear(c.mlp_ratio * d, d)));
+  if (c.recall == Recall::kExternal || c.recall == Recall::kInternal) {
+    Wx = register_module("Wx", torch::nn::Linear(d, d));
+    Wh = register_module("Wh", torch::nn::Linear(d, d));
+  }
+  if (c.norm == Norm::kPre || c.norm == Norm::kPeri || c.norm == Norm::kGru)
+    pre_norm_func = register_module("pre_norm_func", RMSNorm(d));
+  if (c.norm == Norm::kPeri || c.norm == Norm::kGru) peri_norm_func = register_module("peri_norm_func", RMSNorm(d));
+  if (c.norm == Norm::kPost) post_norm_func = register_module("post_norm_func", RMSNorm(d));
+  if (c.norm == Norm::kGru) gru = register_module("gru", torch::nn::GRUCell(torch::nn::GRUCellOptions(d, d)));
+}
+
+torch::Tensor BlockImpl::recall(const torch::Tensor& x, const torch::Tensor& x0) { return Wx(x) + Wh(x0); }
+
+// u = preN(r); internal recall: u = g(u, x0); y = periN(S(u)); out = postN(Res(r, y)).
+torch::Tensor BlockImpl::sublayer_step(const torch::Tensor& r, const torch::Tensor& x0, const Positions& p,
+                                       bool attention) {
+  torch::Tensor u = pre_norm_func ? pre_norm_func(r) : r;
+  if (recall_kind == Recall::kInternal) u = recall(u, x0);
+  torch::Tensor y = attention ? attn(u, p) : mlp->forward(u);
+  if (peri_norm_func) y = peri_norm_func(y);
+  torch::Tensor out;
+  if (gru) {
+    // GRUCell(input = y, hidden = r), token by token.
+    const int64_t d = r.size(-1);
+    out = gru(y.reshape({-1, d}), r.reshape({-1, d})).view(r.sizes());
+  } else {
+    out = r + y;
+  }
+  return post_norm_func ? post_norm_func(out) : out;
+}
+
+torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& x0, const Positions& p) {
+  const torch::Tensor r = recall_kind == Recall::kExternal ? recall(x, x0) : x;
+  const torch::Tensor z = sublayer_step(r, x0, p, /*attention=*/true);
+  return sublayer_step(z, x0, p, /*attention=*/false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The looped model
+
+LoopedTransformerImpl::LoopedTransformerImpl(const ModelConfig& config) : config_(config) {
+  validate(config_);
+  const int64_t d = config_.width;
+  projection = register_module("projection", torch::nn::Linear(config_.in_channels, d));
+  recur_blocks = register_module("recur_blocks", torch::nn::ModuleList());
+  for (int64_t i = 0; i < config_.blocks; ++i) recur_blocks->push_back(Block(config_));
+  head = register_module("head", torch::nn::Sequential(RMSNorm(d), torch::nn::Linear(d, d), torch::nn::GELU(),
+                                                       torch::nn::Linear(d, config_.out_channels)));
+}
+
+std::vector<int64_t> LoopedTransformerImpl::grid_for(int64_t positions) const {
+  if (config_.grid.size() == 1) return {positions};
+  int64_t total = 1;
+  for (int64_t g : config_.grid) total *= g;
+  if (positions != total) {
+    std::string shape;
+    for (int64_t g : config_.grid) shape += (shape.empty() ? "" : "x") + std::to_string(g);
+    throw Error("input has " + std::to_string(positions) + " positions; a " + config_.task + " model expects " +
+                std::to_string(total) + " (a " + shape + " grid in row-major order)");
+  }
+  return config_.grid;
+}
+
+Positions LoopedTransformerImpl::positions(const std::vector<int64_t>& grid) const {
+  const auto on_model = torch::TensorOptions().device(device()).dtype(dtype());
+  Positions p;
+  p.grid = grid;
+  const torch::Tensor angles = rope_angles(grid, config_.head_dim(), config_.rope_base);
+  p.cos = angles.cos().to(on_model);
+  p.sin = angles.sin().to(on_model);
+  if (config_.local_attention) p.window = neighbourhood_index(grid, config_.window).to(device());
+  return p;
+}
+
+torch::Tensor LoopedTransformerImpl::embed(const torch::Tensor& input) { return projection(input); }
+
+torch::Tensor LoopedTransformerImpl::iterate(const torch::Tensor& x, const torch::Tensor& x0, const Positions& p) {
+  torch::Tensor state = x;
+  for (const auto& block : *recur_blocks) state = block->as<BlockImpl>()->forward(state, x0, p);
+  return state;
+}
+
+torch::Tensor LoopedTransformerImpl::readout(const torch::Tensor& state) { return head->forward(state); }
+
+LoopedTransformerImpl::Output LoopedTransformerImpl::forward(const torch::Tensor& input, int64_t iterations) {
+  if (input.dim() != 3 || input.size(2) != config_.in_channels)
+    throw Error("input must have shape [batch, positions, " + std::to_string(config_.in_channels) + "], got " +
+                c10::str(input.sizes()));
+  const Positions p = positions(grid_for(input.size(1)));
+  const torch::Tensor x0 = embed(input.to(device(), dtype()));
+  torch::Tensor x = x0;
+  for (int64_t t = 0; t < iterations; ++t) x = iterate(x, x0, p);
+  return {readout(x), x};
+}
+
+}  // namespace looplab

@@ -1,0 +1,121 @@
+// The looped transformer of SPEC section 1 (paper sections 3 and 5, appendix B.1), in one
+// file to read top to bottom: RMSNorm, N-D RoPE, attention (full or neighbourhood), the
+// block with its recall and normalization variants, and the model that iterates it.
+//
+// Module and parameter names are the paper's reference state-dict keys (projection.*,
+// recur_blocks.{i}.attn.qkv.*, ..., head.3.*), so weights move between looplab and the
+// paper's PyTorch code unchanged.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "looplab/model/config.h"
+
+namespace looplab {
+
+// RMSNorm over the last axis with a learnable scale. Epsilon is the machine epsilon of the
+// input's dtype, PyTorch's nn.RMSNorm default (which the paper's code used).
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight);
+
+struct RMSNormImpl : torch::nn::Module {
+  explicit RMSNormImpl(int64_t dim);
+  torch::Tensor forward(const torch::Tensor& x) { return rms_norm(x, weight); }
+  torch::Tensor weight;
+};
+TORCH_MODULE(RMSNorm);
+
+// Where the tokens sit, computed once per forward pass and shared by every iteration.
+struct Positions {
+  std::vector<int64_t> grid;  // e.g. {512} or {9, 9}; tokens are in row-major order
+  torch::Tensor cos, sin;     // [L, head_dim/2] RoPE rotations
+  torch::Tensor window;       // [L, W] key indices per query (neighbourhood attention only)
+};
+
+// N-D RoPE angles [L, head_dim/2] (double): per axis k_max = head_dim/(2 n) frequencies
+// theta_k = base^(-k/k_max); the angle list is the concatenation over axes of coord * theta.
+torch::Tensor rope_angles(const std::vector<int64_t>& grid, int64_t head_dim, double base);
+
+// Rotates consecutive pairs (v[2i], v[2i+1]) of x [..., L, head_dim] by the angles behind
+// cos/sin [L, head_dim/2].
+torch::Tensor apply_rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+
+// Neighbourhood attention keys [L, W] (int64): along each axis of size n, the query at c sees
+// s .. s+w-1 with s = clamp(c - floor(w/2), 0, n - w), so every query sees exactly w keys per
+// axis; an axis shorter than w is seen whole. W is the product over axes.
+torch::Tensor neighbourhood_index(const std::vector<int64_t>& grid, int64_t window);
+
+// Multi-head attention: qkv projection, RoPE then per-head RMSNorm (QK-norm) on q and k,
+// scores scaled by 1/sqrt(head_dim), full or neighbourhood.
+struct AttentionImpl : torch::nn::Module {
+  explicit AttentionImpl(const ModelConfig& c);
+  torch::Tensor forward(const torch::Tensor& u, const Positions& p);
+
+  int64_t heads;
+  torch::nn::Linear qkv{nullptr}, out_proj{nullptr};
+  RMSNorm q_norm{nullptr}, k_norm{nullptr};
+};
+TORCH_MODULE(Attention);
+
+// One weight-tied block: attention then MLP sublayer, with the recall g(x, x0) = Wx x + Wh x0
+// and the normalization placement of the config. Absent pieces are null modules.
+struct BlockImpl : torch::nn::Module {
+  explicit BlockImpl(const ModelConfig& c);
+  // x: state [B, L, d]; x0: the projected input [B, L, d].
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& x0, const Positions& p);
+
+  Recall recall_kind;
+  Norm norm_kind;
+  Attention attn{nullptr};
+  torch::nn::Sequential mlp{nullptr};
+  torch::nn::Linear Wx{nullptr}, Wh{nullptr};  // Wx acts on the state, Wh on x0
+  RMSNorm pre_norm_func{nullptr}, peri_norm_func{nullptr}, post_norm_func{nullptr};
+  torch::nn::GRUCell gru{nullptr};  // GRU outer normalization: one cell shared by both sublayers
+
+ private:
+  torch::Tensor recall(const torch::Tensor& x, const torch::Tensor& x0);
+  torch::Tensor sublayer_step(const torch::Tensor& r, const torch::Tensor& x0, const Positions& p,
+                              bool attention);
+};
+TORCH_MODULE(Block);
+
+class LoopedTransformerImpl : public torch::nn::Module {
+ public:
+  explicit LoopedTransformerImpl(const ModelConfig& config);
+
+  const ModelConfig& config() const { return config_; }
+
+  // The grid of an input with `positions` tokens: 1-D tasks take any length; other tasks
+  // must match the config's grid. Throws looplab::Error.
+  std::vector<int64_t> grid_for(int64_t positions) const;
+  // RoPE tables and window indices for a grid, on the model's device and dtype.
+  Positions positions(const std::vector<int64_t>& grid) const;
+
+  // x0 = projection(input): input [B, L, C_in] -> [B, L, d]. The state starts at x0.
+  torch::Tensor embed(const torch::Tensor& input);
+  // One iteration x_{t+1} = f(x_t, x0): every block once, in order.
+  torch::Tensor iterate(const torch::Tensor& x, const torch::Tensor& x0, const Positions& p);
+  // Head on a state: RMSNorm -> Linear -> GELU -> Linear, [B, L, d] -> [B, L, C_out].
+  torch::Tensor readout(const torch::Tensor& state);
+
+  struct Output {
+    torch::Tensor logits;  // [B, L, C_out]
+    torch::Tensor state;   // [B, L, d], the state after the last iteration
+  };
+  // embed, `iterations` iterations from x0, head.
+  Output forward(const torch::Tensor& input, int64_t iterations);
+
+  torch::Device device() const { return projection->weight.device(); }
+  torch::Dtype dtype() const { return projection->weight.scalar_type(); }
+
+  torch::nn::Linear projection{nullptr};
+  torch::nn::ModuleList recur_blocks{nullptr};
+  torch::nn::Sequential head{nullptr};
+
+ private:
+  ModelConfig config_;
+};
+TORCH_MODULE(LoopedTransformer);
+
+}  // namespace looplab

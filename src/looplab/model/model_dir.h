@@ -1,0 +1,29 @@
+// A model directory: config.json (every hyper-parameter) and model.safetensors (the weights
+// under the paper's reference state-dict names). Each file is written atomically.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "looplab/model/looped_transformer.h"
+
+namespace looplab {
+
+inline constexpr const char* kConfigFile = "config.json";
+inline constexpr const char* kWeightsFile = "model.safetensors";
+
+ModelConfig read_model_config(const std::string& dir);
+
+// Writes dir/config.json and dir/<weights_file>, creating dir if needed.
+void save_model(const std::string& dir, LoopedTransformerImpl& model, const std::string& weights_file = kWeightsFile);
+
+// Copies weights from a safetensors file into the model. Strict: a missing tensor, an
+// unexpected name or a wrong shape is a looplab::Error naming the file and tensor.
+void load_weights(LoopedTransformerImpl& model, const std::string& path);
+
+// Builds the model of dir/config.json, loads dir/<weights_file>, moves it to device/dtype.
+LoopedTransformer load_model(const std::string& dir, torch::Device device = torch::kCPU,
+                             std::optional<torch::Dtype> dtype = std::nullopt,
+                             const std::string& weights_file = kWeightsFile);
+
+}  // namespace looplab

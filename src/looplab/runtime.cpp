@@ -1,0 +1,47 @@
+#include "looplab/runtime.h"
+
+#include <thread>
+
+#include "looplab/util/error.h"
+
+namespace looplab {
+
+int configure_threads(int requested) {
+  int n = requested > 0 ? requested : static_cast<int>(std::thread::hardware_concurrency());
+  if (n <= 0) n = 1;
+  torch::set_num_threads(n);
+  return torch::get_num_threads();
+}
+
+torch::Device parse_device(const std::string& name) {
+  if (name == "cpu") return torch::kCPU;
+  if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
+    if (!torch::cuda::is_available())
+      throw Error("device '" + name + "' requested but this LibTorch build sees no CUDA device");
+    try {
+      return torch::Device(name);
+    } catch (const c10::Error&) {
+      throw Error("unknown device '" + name + "' (expected cpu, cuda or cuda:N)");
+    }
+  }
+  throw Error("unknown device '" + name + "' (expected cpu, cuda or cuda:N)");
+}
+
+namespace {
+const std::pair<const char*, torch::Dtype> kDtypes[] = {
+    {"float32", torch::kFloat32}, {"float64", torch::kFloat64}, {"bfloat16", torch::kBFloat16}, {"float16", torch::kFloat16}};
+}
+
+torch::Dtype parse_dtype(const std::string& name) {
+  for (const auto& [n, t] : kDtypes)
+    if (name == n) return t;
+  throw Error("unknown dtype '" + name + "' (expected float32, float64, bfloat16 or float16)");
+}
+
+std::string dtype_name(torch::Dtype dtype) {
+  for (const auto& [n, t] : kDtypes)
+    if (dtype == t) return n;
+  return c10::toString(dtype);
+}
+
+}  // namespace looplab

@@ -1,0 +1,20 @@
+// Run-time choices shared by every command: threads, device and dtype.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <string>
+
+namespace looplab {
+
+// Sets LibTorch's intra-op threads: `requested` if positive, else every available core
+// (LibTorch starts at 1 on some machines). Returns the count in use.
+int configure_threads(int requested);
+
+// "cpu", "cuda" or "cuda:N"; throws looplab::Error if CUDA is asked for and absent.
+torch::Device parse_device(const std::string& name);
+// "float32", "float64", "bfloat16", "float16"; throws looplab::Error otherwise.
+torch::Dtype parse_dtype(const std::string& name);
+std::string dtype_name(torch::Dtype dtype);
+
+}  // namespace looplab
