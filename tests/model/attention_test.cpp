@@ -1,1 +1,143 @@
+// N-D RoPE and neighbourhood attention against independent computations.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "looplab/model/looped_transformer.h"
+
+namespace looplab {
+namespace {
+
+// A rotated q.k must depend only on the offset between the two positions.
+TEST(Rope, DotProductDependsOnlyOnOffset1D) {
+  torch::manual_seed(3);
+  const int64_t hd = 8, L = 20;
+  const torch::Tensor angles = rope_angles({L}, hd, 10000.0);
+  const torch::Tensor q = torch::randn({hd}, torch::kFloat64), k = torch::randn({hd}, torch::kFloat64);
+  const torch::Tensor rq = apply_rope(q.expand({L, hd}), angles.cos(), angles.sin());
+  const torch::Tensor rk = apply_rope(k.expand({L, hd}), angles.cos(), angles.sin());
+  for (int64_t offset : {0, 1, 3, 7}) {
+    const double ref = (rq[offset] * rk[0]).sum().item<double>();
+    for (int64_t j = 1; j + offset < L; ++j)
+      EXPECT_NEAR((rq[j + offset] * rk[j]).sum().item<double>(), ref, 1e-10) << "offset " << offset;
+  }
+  // Rotation keeps norms, and position 0 is not rotated.
+  EXPECT_NEAR(rq[13].norm().item<double>(), q.norm().item<double>(), 1e-12);
+  EXPECT_TRUE(torch::allclose(rq[0], q));
+}
+
+TEST(Rope, DotProductDependsOnlyOnOffset2D) {
+  torch::manual_seed(4);
+  const int64_t hd = 8, R = 5, C = 6;
+  const torch::Tensor angles = rope_angles({R, C}, hd, 10000.0);
+  ASSERT_EQ(angles.sizes(), (std::vector<int64_t>{R * C, hd / 2}));
+  const torch::Tensor q = torch::randn({hd}, torch::kFloat64), k = torch::randn({hd}, torch::kFloat64);
+  const torch::Tensor rq = apply_rope(q.expand({R * C, hd}), angles.cos(), angles.sin());
+  const torch::Tensor rk = apply_rope(k.expand({R * C, hd}), angles.cos(), angles.sin());
+  auto dot = [&](int64_t r1, int64_t c1, int64_t r2, int64_t c2) {
+    return (rq[r1 * C + c1] * rk[r2 * C + c2]).sum().item<double>();
+  };
+  EXPECT_NEAR(dot(2, 3, 1, 1), dot(3, 4, 2, 2), 1e-10);
+  EXPECT_NEAR(dot(2, 3, 1, 1), dot(4, 5, 3, 3), 1e-10);
+  EXPECT_NEAR(dot(0, 5, 4, 0), dot(0, 5, 4, 0), 0);
+  EXPECT_GT(std::abs(dot(2, 3, 1, 1) - dot(2, 3, 1, 2)), 1e-6);  // a different offset differs
+  // The first half of the angles follow the row, the second half the column (k_max = 2).
+  EXPECT_DOUBLE_EQ(angles[1 * C + 4][0].item<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(angles[1 * C + 4][2].item<double>(), 4.0);
+  EXPECT_NEAR(angles[1 * C + 4][1].item<double>(), 0.01, 1e-15);  // 10000^(-1/2)
+}
+
+TEST(NeighbourhoodIndex, WindowsShiftAtTheBorders) {
+  const torch::Tensor idx = neighbourhood_index({12}, 5);
+  ASSERT_EQ(idx.sizes(), (std::vector<int64_t>{12, 5}));
+  auto row = [&](int64_t i) {
+    std::vector<int64_t> v(idx[i].data_ptr<int64_t>(), idx[i].data_ptr<int64_t>() + 5);
+    return v;
+  };
+  EXPECT_EQ(row(0), (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(row(1), (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(row(2), (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(row(5), (std::vector<int64_t>{3, 4, 5, 6, 7}));
+  EXPECT_EQ(row(10), (std::vector<int64_t>{7, 8, 9, 10, 11}));
+  EXPECT_EQ(row(11), (std::vector<int64_t>{7, 8, 9, 10, 11}));
+  EXPECT_EQ(neighbourhood_index({3}, 5).sizes(), (std::vector<int64_t>{3, 3}));  // shorter than w: all keys
+}
+
+// The window mask written out directly from SPEC's definition.
+bool in_window(int64_t i, int64_t j, int64_t n, int64_t w) {
+  if (n <= w) return true;
+  const int64_t s = std::clamp<int64_t>(i - w / 2, 0, n - w);
+  return j >= s && j < s + w;
+}
+
+torch::Tensor window_mask(const std::vector<int64_t>& grid, int64_t w) {
+  int64_t L = 1;
+  for (int64_t g : grid) L *= g;
+  torch::Tensor allowed = torch::zeros({L, L}, torch::kBool);
+  for (int64_t a = 0; a < L; ++a)
+    for (int64_t b = 0; b < L; ++b) {
+      bool ok = true;
+      int64_t ra = a, rb = b;
+      for (int64_t axis = static_cast<int64_t>(grid.size()) - 1; axis >= 0; --axis) {
+        ok = ok && in_window(ra % grid[axis], rb % grid[axis], grid[axis], w);
+        ra /= grid[axis];
+        rb /= grid[axis];
+      }
+      allowed[a][b] = ok;
+    }
+  return allowed;
+}
+
+// Full attention computed step by step with the window as an explicit -inf mask.
+torch::Tensor masked_full_attention(AttentionImpl& attn, const torch::Tensor& u, const Positions& p,
+                                    const torch::Tensor& allowed) {
+  const int64_t B = u.size(0), L = u.size(1), d = u.size(2), h = attn.heads, hd = d / h;
+  auto qkv = attn.qkv(u).view({B, L, 3, h, hd}).permute({2, 0, 3, 1, 4});
+  auto q = attn.q_norm(apply_rope(qkv[0], p.cos, p.sin));
+  auto k = attn.k_norm(apply_rope(qkv[1], p.cos, p.sin));
+  auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(hd));
+  scores = scores.masked_fill(allowed.logical_not(), -std::numeric_limits<double>::infinity());
+  auto out = torch::matmul(torch::softmax(scores, -1), qkv[2]);
+  return attn.out_proj(out.transpose(1, 2).reshape({B, L, d}));
+}
+
+TEST(NeighbourhoodAttention, EqualsFullAttentionUnderTheWindowMask) {
+  torch::manual_seed(5);
+  struct Case {
+    std::vector<int64_t> grid;
+    int64_t window;
+  };
+  for (const Case& c : {Case{{12}, 5}, Case{{5}, 5}, Case{{3}, 5}, Case{{40}, 7}, Case{{6, 7}, 3}, Case{{9, 9}, 5}}) {
+    ModelConfig cfg = default_config(c.grid.size() == 1 ? "prefix-sums" : "sudoku", Recall::kNone, Norm::kPre, 16);
+    cfg.heads = 2;
+    cfg.window = c.window;
+    cfg.local_attention = true;
+    cfg.grid = c.grid;
+    LoopedTransformer model(cfg);
+    model->to(torch::kFloat64);
+    auto& attn = *model->recur_blocks[0]->as<BlockImpl>()->attn;
+    const Positions p = model->positions(c.grid);
+    ASSERT_TRUE(p.window.defined());
+    const torch::Tensor u = torch::randn({2, p.cos.size(0), 16}, torch::kFloat64);
+    const torch::Tensor got = attn.forward(u, p);
+    const torch::Tensor want = masked_full_attention(attn, u, p, window_mask(c.grid, c.window));
+    EXPECT_LT((got - want).abs().max().item<double>(), 1e-12) << "grid size " << c.grid.size() << " window " << c.window;
+  }
+}
+
+TEST(FullAttention, EqualsMaskedAttentionWithNothingMasked) {
+  torch::manual_seed(6);
+  ModelConfig cfg = default_config("chess", Recall::kNone, Norm::kPre, 16);
+  cfg.heads = 2;
+  LoopedTransformer model(cfg);
+  model->to(torch::kFloat64);
+  auto& attn = *model->recur_blocks[0]->as<BlockImpl>()->attn;
+  const Positions p = model->positions({8, 8});
+  EXPECT_FALSE(p.window.defined());
+  const torch::Tensor u = torch::randn({2, 64, 16}, torch::kFloat64);
+  const torch::Tensor want = masked_full_attention(attn, u, p, torch::ones({64, 64}, torch::kBool));
+  EXPECT_LT((attn.forward(u, p) - want).abs().max().item<double>(), 1e-12);
+}
+
+}  // namespace
+}  // namespace looplab

@@ -1,1 +1,85 @@
+// Model directories: bit-exact round trip and strict, clear errors.
+#include "looplab/model/model_dir.h"
+
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "looplab/io/atomic_file.h"
+#include "looplab/io/tensor_io.h"
+#include "looplab/util/error.h"
+
+namespace looplab {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ModelDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (fs::temp_directory_path() / ("looplab_modeldir_" + std::to_string(::getpid()))).string();
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string dir_;
+};
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(ModelDirTest, RoundTripIsBitExact) {
+  torch::manual_seed(9);
+  LoopedTransformer model(default_config("sudoku", Recall::kInternal, Norm::kGru, 32));
+  save_model(dir_, *model);
+  LoopedTransformer back = load_model(dir_);
+  EXPECT_EQ(to_json(back->config()), to_json(model->config()));
+  auto a = model->named_parameters(), b = back->named_parameters();
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& item : a) EXPECT_TRUE(torch::equal(item.value(), b[item.key()])) << item.key();
+  // And the outputs agree exactly.
+  torch::NoGradGuard no_grad;
+  const torch::Tensor x = torch::randn({2, 81, 10});
+  EXPECT_TRUE(torch::equal(model->forward(x, 4).logits, back->forward(x, 4).logits));
+}
+
+TEST_F(ModelDirTest, StrictAboutNamesAndShapes) {
+  LoopedTransformer model(default_config("chess", Recall::kExternal, Norm::kPost, 32));
+  save_model(dir_, *model);
+  const std::string weights = dir_ + "/" + kWeightsFile;
+  auto tensors = read_tensors(weights);
+
+  auto renamed = tensors;
+  renamed["recur_blocks.0.Wz.weight"] = renamed.at("recur_blocks.0.Wx.weight");
+  renamed.erase("recur_blocks.0.Wx.weight");
+  write_tensors(weights, renamed);
+  EXPECT_NE(error_of([&] { load_model(dir_); }).find("unexpected tensor 'recur_blocks.0.Wz.weight'"),
+            std::string::npos);
+
+  auto missing = tensors;
+  missing.erase("head.3.bias");
+  write_tensors(weights, missing);
+  EXPECT_NE(error_of([&] { load_model(dir_); }).find("tensor 'head.3.bias' is missing"), std::string::npos);
+
+  auto reshaped = tensors;
+  reshaped["projection.weight"] = torch::zeros({32, 10});
+  write_tensors(weights, reshaped);
+  EXPECT_NE(error_of([&] { load_model(dir_); }).find("'projection.weight' has shape [32, 10]"), std::string::npos);
+
+  write_file_atomic(weights, "garbage");
+  EXPECT_NE(error_of([&] { load_model(dir_); }).find("not a valid safetensors file"), std::string::npos);
+
+  write_file_atomic(dir_ + "/" + kConfigFile, "{\"task\": ");
+  EXPECT_NE(error_of([&] { load_model(dir_); }).find("config.json: not valid JSON"), std::string::npos);
+
+  EXPECT_EQ(error_of([&] { load_model(dir_ + "/absent"); }), dir_ + "/absent/config.json: no such file");
+}
+
+}  // namespace
+}  // namespace looplab
