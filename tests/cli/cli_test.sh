@@ -1,1 +1,119 @@
-exit 0
+#!/usr/bin/env bash
+# The command line end to end: good input works for every recall x norm on 1-D and 2-D
+# grids; bad input gives one line on stderr and exit code 2, never a crash.
+# Usage: cli_test.sh path/to/looplab path/to/tests/data/vectors
+set -u
+LOOPLAB=$1
+VECTORS=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+passed=0
+failed=0
+
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+
+# expect_ok DESCRIPTION CMD...: exit 0
+expect_ok() {
+  local what=$1; shift
+  if "$@" >"$TMP/out" 2>"$TMP/err"; then ok; else bad "$what (exit $?): $(cat "$TMP/err")"; fi
+}
+
+# expect_error DESCRIPTION PATTERN CMD...: exit 2, exactly one line on stderr matching PATTERN
+expect_error() {
+  local what=$1 pattern=$2; shift 2
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  local rc=$? lines
+  lines=$(wc -l <"$TMP/err")
+  if [ "$rc" -ne 2 ]; then bad "$what: exit $rc, wanted 2: $(cat "$TMP/err")"; return; fi
+  if [ "$lines" -ne 1 ]; then bad "$what: $lines lines on stderr, wanted 1: $(cat "$TMP/err")"; return; fi
+  if ! grep -q -- "$pattern" "$TMP/err"; then bad "$what: stderr lacks '$pattern': $(cat "$TMP/err")"; return; fi
+  ok
+}
+
+# --- info: SPEC's parameter counts ---------------------------------------------------------
+params() { "$LOOPLAB" info "$@" --json | sed -n 's/^  "parameters": \([0-9]*\).*/\1/p'; }
+[ "$(params --task prefix-sums --recall external --norm post)" = 987714 ] && ok || bad "prefix-sums external post != 987714"
+[ "$(params --task prefix-sums --recall external --norm gru)" = 1382722 ] && ok || bad "prefix-sums external gru != 1382722"
+# sudoku: 788,800 + 256 (post) + 131,584 + 66,048 + 257*10 + 256*11
+[ "$(params --task sudoku --recall external --norm post)" = $((788800 + 256 + 131584 + 66048 + 2570 + 2816)) ] && ok || bad "sudoku count"
+# chess: 788,800 + 512 (pre, peri) + 66,048 + 257*2 + 256*13
+[ "$(params --task chess --recall none --norm peri)" = $((788800 + 512 + 66048 + 514 + 3328)) ] && ok || bad "chess count"
+
+# --- init + forward for every recall x norm, 1-D and 2-D -----------------------------------
+for task in prefix-sums sudoku chess; do
+  case $task in
+    prefix-sums) io=$VECTORS/prefix-sums-external-post.io.safetensors ;;
+    sudoku) io=$VECTORS/sudoku-internal-gru.io.safetensors ;;
+    chess) io=$VECTORS/chess-none-peri.io.safetensors ;;
+  esac
+  for recall in none external internal fixed; do
+    for norm in pre peri post gru; do
+      dir=$TMP/$task-$recall-$norm
+      expect_ok "init $task $recall $norm" "$LOOPLAB" init --task $task --recall $recall --norm $norm \
+        --width 32 --seed 1 --out "$dir"
+      expect_ok "forward $task $recall $norm" "$LOOPLAB" forward "$dir" --input "$io" --iters 3 \
+        --output "$dir/out.safetensors"
+      grep -q "logits \[2, .*state \[2, .*, 32\]" "$TMP/out" && ok || bad "forward $task $recall $norm output: $(cat "$TMP/out")"
+    done
+  done
+done
+
+# The same seed gives the same weights.
+"$LOOPLAB" init --task chess --recall external --norm post --width 32 --seed 1 --out "$TMP/again" >/dev/null
+cmp -s "$TMP/again/model.safetensors" "$TMP/chess-external-post/model.safetensors" && ok || bad "init is not reproducible by seed"
+
+# float64 and a longer 1-D input than the training grid.
+expect_ok "forward float64" "$LOOPLAB" forward "$TMP/prefix-sums-external-post" --dtype float64 \
+  --input "$VECTORS/prefix-sums-external-post.io.safetensors" --iters 1 --output "$TMP/o64.safetensors"
+
+# --- bad input ------------------------------------------------------------------------------
+M=$TMP/prefix-sums-external-post
+PIO=$VECTORS/prefix-sums-external-post.io.safetensors
+expect_error "unknown recall" "unknown recall 'sometimes'" "$LOOPLAB" info --recall sometimes
+expect_error "unknown norm" "unknown normalization 'layer'" "$LOOPLAB" info --norm layer
+expect_error "unknown task" "unknown task 'maze'" "$LOOPLAB" info --task maze
+expect_error "unknown flag" "--bogus" "$LOOPLAB" info --bogus
+expect_error "no subcommand" "subcommand" "$LOOPLAB"
+expect_error "bad width" "not divisible by heads" "$LOOPLAB" info --width 100
+expect_error "unknown dtype" "unknown dtype 'float8'" "$LOOPLAB" forward "$M" --input "$PIO" --output "$TMP/x" --dtype float8
+expect_error "unknown device" "unknown device 'tpu'" "$LOOPLAB" forward "$M" --input "$PIO" --output "$TMP/x" --device tpu
+expect_error "missing model dir" "$TMP/absent/config.json: no such file" \
+  "$LOOPLAB" forward "$TMP/absent" --input "$PIO" --output "$TMP/x"
+expect_error "missing input file" "$TMP/none.safetensors: no such file" \
+  "$LOOPLAB" forward "$M" --input "$TMP/none.safetensors" --output "$TMP/x"
+head -c 100 "$PIO" >"$TMP/cut.safetensors"
+expect_error "truncated input" "cut.safetensors: not a valid safetensors file: truncated" \
+  "$LOOPLAB" forward "$M" --input "$TMP/cut.safetensors" --output "$TMP/x"
+head -c 2000 /dev/urandom >"$TMP/noise.safetensors"
+expect_error "corrupt input" "noise.safetensors: not a valid safetensors file" \
+  "$LOOPLAB" forward "$M" --input "$TMP/noise.safetensors" --output "$TMP/x"
+expect_error "input of the wrong channels" "input must have shape \[batch, positions, 1\]" \
+  "$LOOPLAB" forward "$M" --input "$VECTORS/sudoku-internal-gru.io.safetensors" --output "$TMP/x"
+expect_error "no tensor named input" "no tensor named 'input' (found: logits, state)" \
+  "$LOOPLAB" forward "$M" --input "$TMP/o64.safetensors" --output "$TMP/x"
+expect_error "negative iterations" "iters" "$LOOPLAB" forward "$M" --input "$PIO" --iters -1 --output "$TMP/x"
+
+# Weights that do not fit the config: wrong shapes (a sudoku model's weights) and wrong names.
+mkdir -p "$TMP/mixed"
+cp "$M/config.json" "$TMP/mixed/"
+cp "$TMP/sudoku-external-post/model.safetensors" "$TMP/mixed/"
+expect_error "wrong shape" "tensor 'projection.weight' has shape \[32, 10\], the config needs \[32, 1\]" \
+  "$LOOPLAB" forward "$TMP/mixed" --input "$PIO" --output "$TMP/x"
+cp "$TMP/prefix-sums-internal-peri/model.safetensors" "$TMP/mixed/"
+expect_error "wrong names" "unexpected tensor\|is missing" \
+  "$LOOPLAB" forward "$TMP/mixed" --input "$PIO" --output "$TMP/x"
+head -c 5000 "$M/model.safetensors" >"$TMP/mixed/model.safetensors"
+expect_error "truncated weights" "model.safetensors: not a valid safetensors file: truncated" \
+  "$LOOPLAB" forward "$TMP/mixed" --input "$PIO" --output "$TMP/x"
+echo '{"task": "prefix-sums", "recall": "external"' >"$TMP/mixed/config.json"
+expect_error "corrupt config" "config.json: not valid JSON" \
+  "$LOOPLAB" forward "$TMP/mixed" --input "$PIO" --output "$TMP/x"
+sed 's/"norm": "post"/"norm": "sandwich"/' "$M/config.json" >"$TMP/mixed/config.json"
+expect_error "bad config value" "config.json: field 'norm': unknown normalization 'sandwich'" \
+  "$LOOPLAB" forward "$TMP/mixed" --input "$PIO" --output "$TMP/x"
+expect_error "init over a model" "already holds a model" \
+  "$LOOPLAB" init --seed 1 --out "$M"
+
+echo "cli: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -83,3 +83,22 @@ TEST_F(ModelDirTest, StrictAboutNamesAndShapes) {
 
 }  // namespace
 }  // namespace looplab
+
+namespace looplab {
+namespace {
+
+TEST(Forward, ChecksTheInputShape) {
+  LoopedTransformer model(default_config("sudoku", Recall::kNone, Norm::kPre, 32));
+  torch::NoGradGuard no_grad;
+  EXPECT_NE(error_of([&] { model->forward(torch::zeros({2, 80, 10}), 1); }).find("input has 80 positions; a sudoku model expects 81 (a 9x9 grid"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { model->forward(torch::zeros({2, 81, 9}), 1); }).find("[batch, positions, 10]"),
+            std::string::npos);
+  // 1-D tasks take any length.
+  LoopedTransformer prefix(default_config("prefix-sums", Recall::kExternal, Norm::kPost, 32));
+  EXPECT_EQ(prefix->forward(torch::zeros({1, 3, 1}), 2).logits.sizes(), (std::vector<int64_t>{1, 3, 2}));
+  EXPECT_EQ(prefix->forward(torch::zeros({1, 512, 1}), 2).logits.sizes(), (std::vector<int64_t>{1, 512, 2}));
+}
+
+}  // namespace
+}  // namespace looplab
