@@ -107,7 +107,9 @@ TEST(NeighbourhoodAttention, EqualsFullAttentionUnderTheWindowMask) {
     std::vector<int64_t> grid;
     int64_t window;
   };
-  for (const Case& c : {Case{{12}, 5}, Case{{5}, 5}, Case{{3}, 5}, Case{{40}, 7}, Case{{6, 7}, 3}, Case{{9, 9}, 5}}) {
+  // Short sequences take the dense masked path, long ones the gathered windows: both are checked.
+  for (const Case& c : {Case{{12}, 5}, Case{{5}, 5}, Case{{3}, 5}, Case{{40}, 7}, Case{{41}, 5}, Case{{100}, 5},
+                        Case{{6, 7}, 3}, Case{{9, 9}, 5}, Case{{4, 4}, 3}}) {
     ModelConfig cfg = default_config(c.grid.size() == 1 ? "prefix-sums" : "sudoku", Recall::kNone, Norm::kPre, 16);
     cfg.heads = 2;
     cfg.window = c.window;
@@ -117,7 +119,10 @@ TEST(NeighbourhoodAttention, EqualsFullAttentionUnderTheWindowMask) {
     model->to(torch::kFloat64);
     auto& attn = *model->recur_blocks[0]->as<BlockImpl>()->attn;
     const Positions p = model->positions(c.grid);
-    ASSERT_TRUE(p.window.defined());
+    int64_t L = 1, keys = 1;
+    for (int64_t g : c.grid) L *= g, keys *= std::min(g, c.window);
+    ASSERT_EQ(p.window_bias.defined(), L <= kDenseWindowFactor * keys);
+    ASSERT_NE(p.window.defined(), p.window_bias.defined());
     const torch::Tensor u = torch::randn({2, p.cos.size(0), 16}, torch::kFloat64);
     const torch::Tensor got = attn.forward(u, p);
     const torch::Tensor want = masked_full_attention(attn, u, p, window_mask(c.grid, c.window));
@@ -133,7 +138,7 @@ TEST(FullAttention, EqualsMaskedAttentionWithNothingMasked) {
   model->to(torch::kFloat64);
   auto& attn = *model->recur_blocks[0]->as<BlockImpl>()->attn;
   const Positions p = model->positions({8, 8});
-  EXPECT_FALSE(p.window.defined());
+  EXPECT_FALSE(p.window.defined() || p.window_bias.defined());
   const torch::Tensor u = torch::randn({2, 64, 16}, torch::kFloat64);
   const torch::Tensor want = masked_full_attention(attn, u, p, torch::ones({64, 64}, torch::kBool));
   EXPECT_LT((attn.forward(u, p) - want).abs().max().item<double>(), 1e-12);

@@ -14,6 +14,7 @@ struct Variant {
 };
 
 std::string name(const Variant& v) { return to_string(v.recall) + "_" + to_string(v.norm) + "_" + v.task; }
+void PrintTo(const Variant& v, std::ostream* os) { *os << name(v); }
 
 class GradientTest : public ::testing::TestWithParam<Variant> {};
 

@@ -31,15 +31,20 @@ double median_seconds(int reps, F&& fn) {
 
 Command add_bench(CLI::App& parent) {
   auto* app = parent.add_subcommand("bench", "Benchmarks (not tests)");
-  auto* block = app->add_subcommand("block", "2048^3 matmul GFLOP/s and one external-recall block iteration");
+  auto* block = app->add_subcommand("block", "2048^3 matmul GFLOP/s and one block iteration (default: external recall, paper width, 100 x 81 tokens)");
   app->require_subcommand(1);
   struct Options {
-    int64_t batch = 100, width = 256, reps = 5;
-    std::string device = "cpu", dtype = "float32";
+    int64_t batch = 100, width = 256, heads = 8, positions = 32, reps = 5;
+    std::string device = "cpu", dtype = "float32", task = "sudoku", recall = "external", norm = "post";
   };
   auto o = std::make_shared<Options>();
-  block->add_option("--batch", o->batch, "examples per batch (of 81 tokens, a 9x9 grid)")->capture_default_str();
+  block->add_option("--batch", o->batch, "examples per batch")->capture_default_str();
+  block->add_option("--task", o->task, "sudoku (81 tokens, full attention), chess or prefix-sums")->capture_default_str();
+  block->add_option("--positions", o->positions, "prefix sums: tokens per example")->capture_default_str();
+  block->add_option("--recall", o->recall, "recall of the block")->capture_default_str();
+  block->add_option("--norm", o->norm, "normalization of the block")->capture_default_str();
   block->add_option("--width", o->width, "model width")->capture_default_str();
+  block->add_option("--heads", o->heads, "attention heads")->capture_default_str();
   block->add_option("--reps", o->reps, "timed repetitions (median reported)")->capture_default_str();
   block->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
   block->add_option("--dtype", o->dtype, "float32, float64, bfloat16 or float16")->capture_default_str();
@@ -66,12 +71,15 @@ Command add_bench(CLI::App& parent) {
               std::printf("matmul 2048^3          %8.1f GFLOP/s  (%.2f ms)\n", 2.0 * n * n * n / s / 1e9, s * 1e3);
             }
 
-            ModelConfig c = default_config("sudoku", Recall::kExternal, Norm::kPost, o->width);
+            ModelConfig c = default_config(o->task, parse_recall(o->recall), parse_norm(o->norm), o->width);
+            c.heads = o->heads;
+            validate(c);
             LoopedTransformer model(c);
             model->to(device, dtype);
-            const torch::Tensor input = torch::randn({o->batch, 81, c.in_channels}, opts);
-            const Positions p = model->positions(c.grid);
-            const double tokens = static_cast<double>(o->batch) * 81;
+            const int64_t L = c.grid.size() == 1 ? o->positions : c.grid[0] * c.grid[1];
+            const torch::Tensor input = torch::randn({o->batch, L, c.in_channels}, opts);
+            const Positions p = model->positions(model->grid_for(L));
+            const double tokens = static_cast<double>(o->batch) * L;
             {
               torch::InferenceMode guard;
               const torch::Tensor x0 = model->embed(input);
@@ -79,8 +87,9 @@ Command add_bench(CLI::App& parent) {
                 model->iterate(x0, x0, p);
                 sync();
               });
-              std::printf("block, no gradient     %8.2f ms/iteration  (%.0f tokens/s, %lldx81 tokens, width %lld)\n",
-                          s * 1e3, tokens / s, static_cast<long long>(o->batch), static_cast<long long>(c.width));
+              std::printf("block, no gradient     %8.2f ms/iteration  (%.0f tokens/s; %s, %lld x %lld tokens, width %lld)\n",
+                          s * 1e3, tokens / s, c.task.c_str(), static_cast<long long>(o->batch),
+                          static_cast<long long>(L), static_cast<long long>(c.width));
             }
             {
               const torch::Tensor x0 = model->embed(input).detach();

@@ -21,6 +21,9 @@ Command add_info(CLI::App& parent);
 Command add_init(CLI::App& parent);
 Command add_forward(CLI::App& parent);
 Command add_bench(CLI::App& parent);
+Command add_train(CLI::App& parent);
+Command add_data(CLI::App& parent);
+Command add_eval(CLI::App& parent);
 
 // Options that describe a model, shared by info and init.
 struct ModelOptions {

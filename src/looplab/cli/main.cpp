@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   int threads = 0;
   app.add_option("--threads", threads, "LibTorch threads (default: every available core)");
   std::vector<cli::Command> commands = {cli::add_info(app), cli::add_init(app), cli::add_forward(app),
+                                        cli::add_train(app), cli::add_eval(app),   cli::add_data(app),
                                         cli::add_bench(app)};
   try {
     app.parse(argc, argv);

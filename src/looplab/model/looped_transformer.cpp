@@ -128,7 +128,10 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& u, const Positions& p)
   const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
 
   torch::Tensor out;
-  if (p.window.defined()) {
+  if (p.window_bias.defined()) {
+    // Neighbourhood attention on a short sequence: a dense product with the window as a mask.
+    out = torch::matmul(torch::softmax(torch::matmul(q, k.transpose(-1, -2)) * scale + p.window_bias, -1), v);
+  } else if (p.window.defined()) {
     // Gather each query's W keys and values: [B, heads, L, W, head_dim].
     const int64_t W = p.window.size(1);
     const torch::Tensor flat = p.window.reshape({-1});
@@ -224,7 +227,19 @@ Positions LoopedTransformerImpl::positions(const std::vector<int64_t>& grid) con
   const torch::Tensor angles = rope_angles(grid, config_.head_dim(), config_.rope_base);
   p.cos = angles.cos().to(on_model);
   p.sin = angles.sin().to(on_model);
-  if (config_.local_attention) p.window = neighbourhood_index(grid, config_.window).to(device());
+  if (config_.local_attention) {
+    const torch::Tensor index = neighbourhood_index(grid, config_.window);
+    const int64_t L = index.size(0), keys = index.size(1);
+    // Dense masked scores cost L^2 per head against L x keys for the gathered windows, but run
+    // as a few large matrix products: faster (measured ~1.5x for the whole block at 32 bits,
+    // docs/performance.md) while L is within a small multiple of the window.
+    if (L <= kDenseWindowFactor * keys) {
+      p.window_bias = torch::full({L, L}, -std::numeric_limits<double>::infinity(), on_model);
+      p.window_bias.scatter_(1, index.to(device()), 0.0);
+    } else {
+      p.window = index.to(device());
+    }
+  }
   return p;
 }
 

@@ -30,8 +30,14 @@ TORCH_MODULE(RMSNorm);
 struct Positions {
   std::vector<int64_t> grid;  // e.g. {512} or {9, 9}; tokens are in row-major order
   torch::Tensor cos, sin;     // [L, head_dim/2] RoPE rotations
-  torch::Tensor window;       // [L, W] key indices per query (neighbourhood attention only)
+  // Neighbourhood attention only, one of the two: the keys of each query [L, W] (long
+  // sequences), or the same window as an additive mask [L, L] of 0 and -inf (short ones).
+  torch::Tensor window;
+  torch::Tensor window_bias;
 };
+
+// Sequences up to this many times the window's key count use the dense masked form.
+inline constexpr int64_t kDenseWindowFactor = 8;
 
 // N-D RoPE angles [L, head_dim/2] (double): per axis k_max = head_dim/(2 n) frequencies
 // theta_k = base^(-k/k_max); the angle list is the concatenation over axes of coord * theta.

@@ -1,0 +1,135 @@
+// looplab eval: accuracy against iterations per split, the relative step and how many
+// predictions have stopped changing; written to DIR/eval.json with a compact table.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unistd.h>
+
+#include "looplab/cli/commands.h"
+#include "looplab/eval/evaluate.h"
+#include "looplab/io/atomic_file.h"
+#include "looplab/model/model_dir.h"
+#include "looplab/runtime.h"
+#include "looplab/train/trainer.h"
+#include "looplab/util/error.h"
+
+namespace looplab::cli {
+
+namespace {
+
+// "a:b" or "b" (meaning 1:b).
+std::pair<int64_t, int64_t> parse_range(const std::string& s) {
+  try {
+    const size_t colon = s.find(':');
+    size_t used = 0;
+    int64_t lo = 1, hi;
+    if (colon == std::string::npos) {
+      hi = std::stoll(s, &used);
+      if (used != s.size()) throw std::invalid_argument(s);
+    } else {
+      lo = std::stoll(s.substr(0, colon), &used);
+      if (used != colon) throw std::invalid_argument(s);
+      hi = std::stoll(s.substr(colon + 1), &used);
+      if (used != s.size() - colon - 1) throw std::invalid_argument(s);
+    }
+    if (lo < 1 || hi < lo) throw std::invalid_argument(s);
+    return {lo, hi};
+  } catch (const std::logic_error&) {
+    throw Error("--iters '" + s + "': expected FIRST:LAST with 1 <= FIRST <= LAST, e.g. 1:500");
+  }
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+Command add_eval(CLI::App& parent) {
+  auto* app = parent.add_subcommand("eval", "Accuracy against iterations on val and hard data");
+  struct Options {
+    std::string dir, splits = "val,hard", iters = "1:500", weights = "best", device = "cpu", dtype = "float32";
+    int64_t batch = 500, count = 0;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  app->add_option("dir", o->dir, "run or model directory")->required();
+  app->add_option("--split", o->splits, "comma-separated splits: train, val, hard")->capture_default_str();
+  app->add_option("--iters", o->iters, "iteration range FIRST:LAST")->capture_default_str();
+  app->add_option("--weights", o->weights, "best or latest")->capture_default_str();
+  app->add_option("--count", o->count, "use only the first N examples of each split (0: all)");
+  app->add_option("--batch", o->batch, "examples per batch")->capture_default_str();
+  app->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
+  app->add_option("--dtype", o->dtype, "float32 or float64")->capture_default_str();
+  app->add_flag("--json", o->json, "print eval.json to stdout instead of the table");
+  return {app, [o] {
+            const auto [first, last] = parse_range(o->iters);
+            if (o->batch < 1 || o->count < 0) throw Error("--batch must be >= 1 and --count >= 0");
+            if (o->weights != "best" && o->weights != "latest")
+              throw Error("--weights '" + o->weights + "': expected best or latest");
+            std::string weights = o->weights == "best" ? kBestWeightsFile : kWeightsFile;
+            if (o->weights == "best" && !std::filesystem::exists(o->dir + "/" + weights)) weights = kWeightsFile;
+            const torch::Device device = parse_device(o->device);
+            LoopedTransformer model = load_model(o->dir, device, parse_dtype(o->dtype), weights);
+            model->eval();
+            // A run directory records its data; a bare model directory uses the task's defaults.
+            DataSettings data;
+            data.task = model->config().task;
+            if (std::filesystem::exists(o->dir + "/training.json")) data = read_run_spec(o->dir).data;
+            const bool interactive = isatty(fileno(stderr));
+
+            nlohmann::json out = {{"weights", weights}, {"iters", {first, last}}, {"splits", nlohmann::json::object()}};
+            std::vector<std::pair<std::string, IterationCurve>> curves;
+            for (const std::string& name : split_list(o->splits)) {
+              if (name == "train") data.train_count = o->count ? o->count : data.train_count;
+              if (name == "val") data.val_count = o->count ? o->count : data.val_count;
+              if (name == "hard") data.hard_count = o->count ? o->count : data.hard_count;
+              const Split split = load_split(data, name);
+              const IterationCurve c = evaluate_curve(*model, split, last, o->batch, [&](int64_t done, int64_t total) {
+                if (interactive) std::fprintf(stderr, "\r%s: %lld/%lld examples", name.c_str(),
+                                              static_cast<long long>(done), static_cast<long long>(total));
+              });
+              if (interactive) std::fprintf(stderr, "\r%60s\r", "");
+              auto from_first = [&](const std::vector<double>& v) {
+                return std::vector<double>(v.begin() + (first - 1), v.end());
+              };
+              std::vector<int64_t> iterations;
+              for (int64_t t = first; t <= last; ++t) iterations.push_back(t);
+              out["splits"][name] = {{"count", c.count},
+                                     {"positions", split.inputs.size(1)},
+                                     {"iterations", iterations},
+                                     {"exact", from_first(c.exact)},
+                                     {"per_position", from_first(c.per_position)},
+                                     {"relative_step", from_first(c.relative_step)},
+                                     {"unchanged", from_first(c.unchanged)}};
+              curves.emplace_back(name, c);
+            }
+            write_file_atomic(o->dir + "/eval.json", out.dump() + "\n");
+            if (o->json) {
+              std::cout << out.dump(2) << "\n";
+              return;
+            }
+            std::vector<int64_t> rows;
+            for (int64_t t : {1, 5, 10, 30, 50, 100, 200, 300, 500})
+              if (t >= first && t <= last) rows.push_back(t);
+            if (rows.empty() || rows.back() != last) rows.push_back(last);
+            for (const auto& [name, c] : curves) {
+              std::printf("%s (%lld examples, %lld positions)\n", name.c_str(), static_cast<long long>(c.count),
+                          static_cast<long long>(out["splits"][name]["positions"].get<int64_t>()));
+              std::printf("  %6s %9s %12s %14s %10s\n", "iters", "exact %", "position %", "relative step", "settled %");
+              for (int64_t t : rows)
+                std::printf("  %6lld %9.2f %12.2f %14.3e %10.2f\n", static_cast<long long>(t), 100 * c.exact[t - 1],
+                            100 * c.per_position[t - 1], c.relative_step[t - 1], 100 * c.unchanged[t - 1]);
+            }
+            std::printf("wrote %s/eval.json\n", o->dir.c_str());
+          }};
+}
+
+}  // namespace looplab::cli

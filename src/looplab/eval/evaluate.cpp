@@ -1,0 +1,63 @@
+#include "looplab/eval/evaluate.h"
+
+namespace looplab {
+
+IterationCurve evaluate_curve(LoopedTransformerImpl& model, const Split& split, int64_t max_iters, int64_t batch,
+                              const std::function<void(int64_t, int64_t)>& progress) {
+  torch::InferenceMode inference;
+  const auto acc_options = torch::TensorOptions().dtype(torch::kFloat64);
+  torch::Tensor exact = torch::zeros({max_iters}, acc_options), positions = torch::zeros({max_iters}, acc_options);
+  torch::Tensor step = torch::zeros({max_iters}, acc_options), unchanged = torch::zeros({max_iters}, acc_options);
+  const int64_t n = split.size();
+  const Positions p = model.positions(model.grid_for(split.inputs.size(1)));
+  for (int64_t start = 0; start < n; start += batch) {
+    const int64_t end = std::min(n, start + batch);
+    const torch::Tensor input = split.inputs.slice(0, start, end).to(model.device(), model.dtype());
+    const torch::Tensor target = split.targets.slice(0, start, end).to(model.device());
+    const torch::Tensor x0 = model.embed(input);
+    torch::Tensor x = x0;
+    torch::Tensor previous = model.readout(x).argmax(-1);
+    std::vector<torch::Tensor> e, pos, s, u;
+    for (int64_t t = 0; t < max_iters; ++t) {
+      const torch::Tensor next = model.iterate(x, x0, p);
+      s.push_back(((next - x).flatten(1).norm(2, 1) / x.flatten(1).norm(2, 1)).sum().to(torch::kFloat64));
+      x = next;
+      const torch::Tensor prediction = model.readout(x).argmax(-1);
+      const torch::Tensor right = prediction == target;
+      e.push_back(right.all(1).sum());
+      pos.push_back(right.sum());
+      u.push_back((prediction == previous).all(1).sum());
+      previous = prediction;
+    }
+    exact += torch::stack(e).to(torch::kCPU, torch::kFloat64);
+    positions += torch::stack(pos).to(torch::kCPU, torch::kFloat64);
+    step += torch::stack(s).to(torch::kCPU);
+    unchanged += torch::stack(u).to(torch::kCPU, torch::kFloat64);
+    if (progress) progress(end, n);
+  }
+  auto to_vector = [](const torch::Tensor& t, double scale) {
+    const torch::Tensor c = (t / scale).contiguous();
+    return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+  };
+  IterationCurve curve;
+  curve.count = n;
+  const double examples = static_cast<double>(std::max<int64_t>(n, 1));
+  curve.exact = to_vector(exact, examples);
+  curve.per_position = to_vector(positions, examples * split.targets.size(1));
+  curve.relative_step = to_vector(step, examples);
+  curve.unchanged = to_vector(unchanged, examples);
+  return curve;
+}
+
+double exact_accuracy(LoopedTransformerImpl& model, const Split& split, int64_t iters, int64_t batch) {
+  torch::InferenceMode inference;
+  int64_t right = 0;
+  for (int64_t start = 0; start < split.size(); start += batch) {
+    const int64_t end = std::min(split.size(), start + batch);
+    const auto out = model.forward(split.inputs.slice(0, start, end), iters);
+    right += (out.logits.argmax(-1) == split.targets.slice(0, start, end).to(model.device())).all(1).sum().item<int64_t>();
+  }
+  return split.size() ? static_cast<double>(right) / split.size() : 0.0;
+}
+
+}  // namespace looplab

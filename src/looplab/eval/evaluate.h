@@ -1,0 +1,30 @@
+// Accuracy against iterations: how a looped model's answer evolves when it is run longer.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <functional>
+#include <vector>
+
+#include "looplab/data/splits.h"
+#include "looplab/model/looped_transformer.h"
+
+namespace looplab {
+
+// Per iteration t = 1..max_iters, averaged over the split's examples.
+struct IterationCurve {
+  int64_t count = 0;
+  std::vector<double> exact;          // fraction of examples with every position right
+  std::vector<double> per_position;   // fraction of positions right
+  std::vector<double> relative_step;  // mean over examples of ||x_t - x_{t-1}|| / ||x_{t-1}||
+  std::vector<double> unchanged;      // fraction of examples whose prediction equals that of t-1
+};
+
+// `progress(done, total)` is called after each batch when given.
+IterationCurve evaluate_curve(LoopedTransformerImpl& model, const Split& split, int64_t max_iters, int64_t batch,
+                              const std::function<void(int64_t, int64_t)>& progress = nullptr);
+
+// Exact accuracy after exactly `iters` iterations.
+double exact_accuracy(LoopedTransformerImpl& model, const Split& split, int64_t iters, int64_t batch);
+
+}  // namespace looplab

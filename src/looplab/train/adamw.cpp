@@ -1,0 +1,64 @@
+#include "looplab/train/adamw.h"
+
+#include <cmath>
+
+#include "looplab/util/error.h"
+
+namespace looplab {
+
+AdamW::AdamW(torch::OrderedDict<std::string, torch::Tensor> params, AdamWOptions options)
+    : params_(std::move(params)), options_(options) {
+  for (const auto& item : params_) {
+    exp_avg_[item.key()] = torch::zeros_like(item.value());
+    exp_avg_sq_[item.key()] = torch::zeros_like(item.value());
+  }
+}
+
+void AdamW::zero_grad() {
+  for (auto& item : params_)
+    if (item.value().grad().defined()) item.value().mutable_grad() = torch::Tensor();
+}
+
+void AdamW::step(double lr) {
+  torch::NoGradGuard no_grad;
+  ++steps_;
+  const double bias1 = 1.0 - std::pow(options_.beta1, static_cast<double>(steps_));
+  const double bias2 = 1.0 - std::pow(options_.beta2, static_cast<double>(steps_));
+  for (auto& item : params_) {
+    torch::Tensor& p = item.value();
+    if (!p.grad().defined()) continue;
+    const torch::Tensor& g = p.grad();
+    torch::Tensor& m = exp_avg_[item.key()];
+    torch::Tensor& v = exp_avg_sq_[item.key()];
+    p.mul_(1.0 - lr * options_.weight_decay);
+    m.lerp_(g, 1.0 - options_.beta1);
+    v.mul_(options_.beta2).addcmul_(g, g, 1.0 - options_.beta2);
+    const torch::Tensor denom = (v.sqrt() / std::sqrt(bias2)).add_(options_.eps);
+    p.addcdiv_(m, denom, -lr / bias1);
+  }
+}
+
+std::map<std::string, torch::Tensor> AdamW::state() const {
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& [name, t] : exp_avg_) out[name + ".exp_avg"] = t;
+  for (const auto& [name, t] : exp_avg_sq_) out[name + ".exp_avg_sq"] = t;
+  out["step"] = torch::tensor(steps_, torch::kInt64);
+  return out;
+}
+
+void AdamW::load_state(const std::map<std::string, torch::Tensor>& state, const std::string& source) {
+  auto get = [&](const std::string& key, const torch::Tensor& like) {
+    auto it = state.find(key);
+    if (it == state.end()) throw Error(source + ": optimizer state '" + key + "' is missing");
+    if (it->second.sizes() != like.sizes()) throw Error(source + ": optimizer state '" + key + "' has the wrong shape");
+    return it->second.to(like.options());
+  };
+  torch::NoGradGuard no_grad;
+  for (auto& [name, t] : exp_avg_) t.copy_(get(name + ".exp_avg", t));
+  for (auto& [name, t] : exp_avg_sq_) t.copy_(get(name + ".exp_avg_sq", t));
+  auto it = state.find("step");
+  if (it == state.end()) throw Error(source + ": optimizer state 'step' is missing");
+  steps_ = it->second.item<int64_t>();
+}
+
+}  // namespace looplab

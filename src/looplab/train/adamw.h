@@ -1,0 +1,37 @@
+// AdamW exactly as torch.optim.AdamW (decoupled weight decay, bias-corrected moments), with
+// its state as named tensors. Written here rather than using torch::optim::AdamW because
+// that class keys its state by tensor address in a way that changed between LibTorch
+// versions, and resuming needs the state saved and restored by parameter name.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <map>
+#include <string>
+
+namespace looplab {
+
+struct AdamWOptions {
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.01;
+};
+
+class AdamW {
+ public:
+  AdamW(torch::OrderedDict<std::string, torch::Tensor> params, AdamWOptions options);
+
+  // One update of every parameter that has a gradient, at learning rate lr.
+  void step(double lr);
+  void zero_grad();
+
+  // "<name>.exp_avg", "<name>.exp_avg_sq" per parameter, and "step" (int64 scalar).
+  std::map<std::string, torch::Tensor> state() const;
+  void load_state(const std::map<std::string, torch::Tensor>& state, const std::string& source);
+
+ private:
+  torch::OrderedDict<std::string, torch::Tensor> params_;
+  AdamWOptions options_;
+  int64_t steps_ = 0;
+  std::map<std::string, torch::Tensor> exp_avg_, exp_avg_sq_;
+};
+
+}  // namespace looplab

@@ -1,0 +1,48 @@
+// looplab's random numbers: a seeded 64-bit Mersenne Twister with draws written out here, so a
+// seed gives the same data, shuffles and n/k draws with every compiler and standard library
+// (std::uniform_int_distribution is implementation-defined).
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace looplab {
+
+class Random {
+ public:
+  explicit Random(uint64_t seed) : engine_(seed) {}
+
+  // Uniform integer in [lo, hi] (the modulo bias of a 64-bit draw is below 1e-15 here).
+  int64_t uniform_int(int64_t lo, int64_t hi) {
+    const uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
+    return lo + static_cast<int64_t>(engine_() % span);
+  }
+  bool bit() { return (engine_() >> 63) != 0; }
+
+  // A random permutation of 0..n-1 (Fisher-Yates).
+  std::vector<int64_t> permutation(int64_t n) {
+    std::vector<int64_t> p(n);
+    for (int64_t i = 0; i < n; ++i) p[i] = i;
+    for (int64_t i = n - 1; i > 0; --i) std::swap(p[i], p[uniform_int(0, i)]);
+    return p;
+  }
+
+  // The full engine state as text, for resuming a run exactly.
+  std::string state() const {
+    std::ostringstream out;
+    out << engine_;
+    return out.str();
+  }
+  void set_state(const std::string& s) {
+    std::istringstream in(s);
+    in >> engine_;
+  }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+}  // namespace looplab
