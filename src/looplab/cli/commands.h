@@ -24,6 +24,7 @@ Command add_bench(CLI::App& parent);
 Command add_train(CLI::App& parent);
 Command add_data(CLI::App& parent);
 Command add_eval(CLI::App& parent);
+Command add_demo(CLI::App& parent);
 
 // Options that describe a model, shared by info and init.
 struct ModelOptions {

@@ -281,8 +281,8 @@ RunSpec preset_spec(const std::string& preset, const std::string& task, Recall r
     // Chosen for 2 cores (docs/presets.md): width 64 with 4 heads, as SPEC's small-scale sketch.
     s.model = default_config(task, recall, norm, 64);
     s.model.heads = 4;
-    s.train.epochs = 40;
-    s.train.cooldown_epoch = 30;
+    s.train.epochs = 60;
+    s.train.cooldown_epoch = 50;
     s.train.lr = 1e-3;
   } else {
     throw Error("unknown preset '" + preset + "' (expected paper or cpu)");

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Training, data and evaluation from the command line: tiny runs, a kill -9 in the middle of
+# an epoch and its resume, and one-line errors for malformed data files.
+# Usage: train_test.sh path/to/looplab
+set -u
+LOOPLAB=$1
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+expect_ok() {
+  local what=$1; shift
+  if "$@" >"$TMP/out" 2>"$TMP/err"; then ok; else bad "$what (exit $?): $(cat "$TMP/err")"; fi
+}
+expect_error() {
+  local what=$1 pattern=$2; shift 2
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  local rc=$? lines
+  lines=$(wc -l <"$TMP/err")
+  if [ "$rc" -ne 2 ]; then bad "$what: exit $rc, wanted 2: $(cat "$TMP/err")"; return; fi
+  if [ "$lines" -ne 1 ]; then bad "$what: $lines lines on stderr, wanted 1: $(cat "$TMP/err")"; return; fi
+  if ! grep -q -- "$pattern" "$TMP/err"; then bad "$what: stderr lacks '$pattern': $(cat "$TMP/err")"; return; fi
+  ok
+}
+
+TINY=(--task prefix-sums --recall external --norm post --width 16 --heads 2 --max-iters 4 --batch 50
+      --train-bits 8 --val-count 40 --hard-count 20 --hard-bits 16 --seed 5)
+
+# --- data ------------------------------------------------------------------------------------
+expect_ok "data prefix-sums" "$LOOPLAB" data prefix-sums --bits 8 --count 100 --seed 1 --out "$TMP/train.csv"
+[ "$(wc -l <"$TMP/train.csv")" -eq 101 ] && ok || bad "data: expected 101 lines"
+[ "$(head -1 "$TMP/train.csv")" = "input,target" ] && ok || bad "data: header"
+"$LOOPLAB" data prefix-sums --bits 8 --count 100 --seed 1 --out "$TMP/again.csv" >/dev/null
+cmp -s "$TMP/train.csv" "$TMP/again.csv" && ok || bad "data is not reproducible by seed"
+
+# Malformed files, each named with its line.
+cp "$TMP/train.csv" "$TMP/badchar.csv"; sed -i '5s/^./x/' "$TMP/badchar.csv"
+expect_error "bad character" "badchar.csv:5: field 'input': character 1 is 'x'" \
+  "$LOOPLAB" train "${TINY[@]}" --train-file "$TMP/badchar.csv" --out "$TMP/r-bad"
+cp "$TMP/train.csv" "$TMP/badlen.csv"; echo "0101,0110" >>"$TMP/badlen.csv"
+expect_error "length differs" "badlen.csv:102: field 'input' has 4 bits, earlier rows have 8" \
+  "$LOOPLAB" train "${TINY[@]}" --train-file "$TMP/badlen.csv" --out "$TMP/r-bad"
+awk -F, 'NR == 7 { $2 = substr($2, 1, 7) (substr($2, 8, 1) == "0" ? "1" : "0") } { print }' OFS=, \
+  "$TMP/train.csv" >"$TMP/badparity.csv"
+sed -n 7p "$TMP/train.csv" >"$TMP/l1"; sed -n 7p "$TMP/badparity.csv" >"$TMP/l2"
+cmp -s "$TMP/l1" "$TMP/l2" && bad "test set-up: line 7 unchanged" || ok
+expect_error "wrong target" "badparity.csv:7: field 'target': bit 8 is not the prefix parity" \
+  "$LOOPLAB" train "${TINY[@]}" --train-file "$TMP/badparity.csv" --out "$TMP/r-bad"
+printf 'input\n0101\n' >"$TMP/nocol.csv"
+expect_error "missing column" "nocol.csv:1: header must name the columns 'input' and 'target'" \
+  "$LOOPLAB" train "${TINY[@]}" --train-file "$TMP/nocol.csv" --out "$TMP/r-bad"
+expect_error "missing file" "absent.csv: no such file" \
+  "$LOOPLAB" train "${TINY[@]}" --train-file "$TMP/absent.csv" --out "$TMP/r-bad"
+
+# --- train, resume, options ------------------------------------------------------------------
+expect_ok "train 2 epochs" "$LOOPLAB" train "${TINY[@]}" --train-count 200 --epochs 2 --out "$TMP/run"
+expect_ok "resume to 3" "$LOOPLAB" train --resume "$TMP/run" --epochs 3
+[ "$(wc -l <"$TMP/run/metrics.jsonl")" -eq 3 ] && ok || bad "resume: expected 3 metrics lines"
+for f in config.json training.json model.safetensors best.safetensors checkpoint.safetensors metrics.jsonl; do
+  [ -f "$TMP/run/$f" ] && ok || bad "run directory lacks $f"
+done
+expect_error "resume changing lr" "--lr cannot change a run being resumed" "$LOOPLAB" train --resume "$TMP/run" --lr 0.1
+expect_error "train over a run" "already holds a run" "$LOOPLAB" train "${TINY[@]}" --out "$TMP/run"
+expect_error "unknown preset" "unknown preset 'huge'" "$LOOPLAB" train --preset huge --out "$TMP/r2"
+expect_error "no out" "--out DIR is required" "$LOOPLAB" train "${TINY[@]}"
+expect_error "bad alpha" "--alpha must lie in \[0, 1\]" "$LOOPLAB" train "${TINY[@]}" --alpha 2 --out "$TMP/r3"
+
+# --- kill -9 in the middle of an epoch, then resume: same weights as a run never killed -------
+LONG=("${TINY[@]}" --train-count 3000 --epochs 4)
+expect_ok "straight run" "$LOOPLAB" train "${LONG[@]}" --out "$TMP/straight"
+"$LOOPLAB" train "${LONG[@]}" --out "$TMP/killed" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do
+  [ -f "$TMP/killed/checkpoint.safetensors" ] && break
+  sleep 0.05
+done
+sleep 0.3
+kill -9 "$pid" 2>/dev/null && ok || bad "the run finished before it could be killed"
+wait "$pid" 2>/dev/null
+done_epochs=$(wc -l <"$TMP/killed/metrics.jsonl")
+[ "$done_epochs" -lt 4 ] && ok || bad "kill came too late ($done_epochs epochs done)"
+expect_ok "resume after kill -9" "$LOOPLAB" train --resume "$TMP/killed"
+[ "$(wc -l <"$TMP/killed/metrics.jsonl")" -eq 4 ] && ok || bad "after resume: expected 4 metrics lines"
+cmp -s "$TMP/killed/model.safetensors" "$TMP/straight/model.safetensors" && ok ||
+  bad "killed and resumed run differs from the straight run"
+
+# --- eval ------------------------------------------------------------------------------------
+expect_ok "eval" "$LOOPLAB" eval "$TMP/run" --split val,hard --iters 1:20
+grep -q "^hard (20 examples, 16 positions)" "$TMP/out" && ok || bad "eval table: $(cat "$TMP/out")"
+grep -q '"relative_step"' "$TMP/run/eval.json" && ok || bad "eval.json lacks relative_step"
+expect_ok "eval json" "$LOOPLAB" eval "$TMP/run" --split val --iters 3:7 --json --weights latest
+grep -q '"iterations": \[' "$TMP/out" && ok || bad "eval --json output"
+expect_error "eval bad range" "--iters '5:2'" "$LOOPLAB" eval "$TMP/run" --iters 5:2
+expect_error "eval bad split" "unknown split 'test'" "$LOOPLAB" eval "$TMP/run" --split test
+expect_error "eval bad weights" "--weights 'first'" "$LOOPLAB" eval "$TMP/run" --weights first
+
+echo "train cli: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
