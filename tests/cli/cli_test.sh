@@ -7,29 +7,7 @@ LOOPLAB=$1
 VECTORS=$2
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
-
-# expect_ok DESCRIPTION CMD...: exit 0
-expect_ok() {
-  local what=$1; shift
-  if "$@" >"$TMP/out" 2>"$TMP/err"; then ok; else bad "$what (exit $?): $(cat "$TMP/err")"; fi
-}
-
-# expect_error DESCRIPTION PATTERN CMD...: exit 2, exactly one line on stderr matching PATTERN
-expect_error() {
-  local what=$1 pattern=$2; shift 2
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  local rc=$? lines
-  lines=$(wc -l <"$TMP/err")
-  if [ "$rc" -ne 2 ]; then bad "$what: exit $rc, wanted 2: $(cat "$TMP/err")"; return; fi
-  if [ "$lines" -ne 1 ]; then bad "$what: $lines lines on stderr, wanted 1: $(cat "$TMP/err")"; return; fi
-  if ! grep -q -- "$pattern" "$TMP/err"; then bad "$what: stderr lacks '$pattern': $(cat "$TMP/err")"; return; fi
-  ok
-}
+source "$(dirname "$0")/lib.sh"
 
 # --- info: SPEC's parameter counts ---------------------------------------------------------
 params() { "$LOOPLAB" info "$@" --json | sed -n 's/^  "parameters": \([0-9]*\).*/\1/p'; }
@@ -115,5 +93,4 @@ expect_error "bad config value" "config.json: field 'norm': unknown normalizatio
 expect_error "init over a model" "already holds a model" \
   "$LOOPLAB" init --seed 1 --out "$M"
 
-echo "cli: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish "cli"

@@ -6,24 +6,7 @@ set -u
 LOOPLAB=$1
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
-expect_ok() {
-  local what=$1; shift
-  if "$@" >"$TMP/out" 2>"$TMP/err"; then ok; else bad "$what (exit $?): $(cat "$TMP/err")"; fi
-}
-expect_error() {
-  local what=$1 pattern=$2; shift 2
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  local rc=$? lines
-  lines=$(wc -l <"$TMP/err")
-  if [ "$rc" -ne 2 ]; then bad "$what: exit $rc, wanted 2: $(cat "$TMP/err")"; return; fi
-  if [ "$lines" -ne 1 ]; then bad "$what: $lines lines on stderr, wanted 1: $(cat "$TMP/err")"; return; fi
-  if ! grep -q -- "$pattern" "$TMP/err"; then bad "$what: stderr lacks '$pattern': $(cat "$TMP/err")"; return; fi
-  ok
-}
+source "$(dirname "$0")/lib.sh"
 
 TINY=(--task prefix-sums --recall external --norm post --width 16 --heads 2 --max-iters 4 --batch 50
       --train-bits 8 --val-count 40 --hard-count 20 --hard-bits 16 --seed 5)
@@ -96,5 +79,4 @@ expect_error "eval bad range" "--iters '5:2'" "$LOOPLAB" eval "$TMP/run" --iters
 expect_error "eval bad split" "unknown split 'test'" "$LOOPLAB" eval "$TMP/run" --split test
 expect_error "eval bad weights" "--weights 'first'" "$LOOPLAB" eval "$TMP/run" --weights first
 
-echo "train cli: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish "train cli"

@@ -47,7 +47,7 @@ Command add_demo(CLI::App& parent) {
   auto* app = parent.add_subcommand("demo", "The paper's prefix-sums contrast: recall against autonomous, 32 -> 512 bits");
   struct Options {
     std::string models = "models", live_dir = "runs/demo-live";
-    int64_t val_count = 1000, hard_count = 200, iters = 500, live_epochs = 3;
+    int64_t val_count = 500, hard_count = 100, iters = 500, live_epochs = 3;
   };
   auto o = std::make_shared<Options>();
   app->add_option("--models", o->models, "directory holding the shipped model directories")->capture_default_str();

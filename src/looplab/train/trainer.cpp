@@ -66,6 +66,11 @@ TrainOptions train_options_from_json(const json& j, const std::string& source) {
   return o;
 }
 
+void write_training_file(const std::string& dir, const RunSpec& spec) {
+  write_file_atomic(path_in(dir, kTrainingFile),
+                    json{{"train", to_json(spec.train)}, {"data", to_json(spec.data)}}.dump(2) + "\n");
+}
+
 void check(const RunSpec& s) {
   const TrainOptions& o = s.train;
   auto need = [](bool ok, const std::string& why) {
@@ -79,6 +84,11 @@ void check(const RunSpec& s) {
   need(o.clip > 0, "clip must be positive");
   parse_dtype(o.dtype);
   validate(s.model);
+}
+
+// AdamW with the paper's settings: betas (0.9, 0.999), eps 1e-8.
+AdamW make_optimizer(LoopedTransformerImpl& model, const RunSpec& spec) {
+  return AdamW(model.named_parameters(), {0.9, 0.999, 1e-8, spec.train.weight_decay});
 }
 
 // Peak resident memory of this process in MiB.
@@ -313,12 +323,11 @@ void train(const std::string& dir, const RunSpec& spec, torch::Device device) {
     throw Error(dir + ": already holds a run (use --resume " + dir + " to continue it)");
   make_directories(dir);
   write_file_atomic(path_in(dir, kConfigFile), to_json(spec.model).dump(2) + "\n");
-  write_file_atomic(path_in(dir, kTrainingFile),
-                    json{{"train", to_json(spec.train)}, {"data", to_json(spec.data)}}.dump(2) + "\n");
+  write_training_file(dir, spec);
   torch::manual_seed(spec.train.seed);
   LoopedTransformer model(spec.model);
   model->to(device, parse_dtype(spec.train.dtype));
-  AdamW optimizer(model->named_parameters(), {0.9, 0.999, 1e-8, spec.train.weight_decay});
+  AdamW optimizer = make_optimizer(*model, spec);
   Random rng(spec.train.seed);
   run_epochs(dir, spec, *model, optimizer, rng, Checkpoint{});
 }
@@ -327,13 +336,12 @@ void resume(const std::string& dir, int64_t epochs, torch::Device device) {
   RunSpec spec = read_run_spec(dir);
   if (epochs > 0 && epochs != spec.train.epochs) {
     spec.train.epochs = epochs;
-    write_file_atomic(path_in(dir, kTrainingFile),
-                      json{{"train", to_json(spec.train)}, {"data", to_json(spec.data)}}.dump(2) + "\n");
+    write_training_file(dir, spec);
   }
   check(spec);
   LoopedTransformer model(spec.model);
   model->to(device, parse_dtype(spec.train.dtype));
-  AdamW optimizer(model->named_parameters(), {0.9, 0.999, 1e-8, spec.train.weight_decay});
+  AdamW optimizer = make_optimizer(*model, spec);
   const Checkpoint c = load_checkpoint(dir, *model, optimizer);
   Random rng(spec.train.seed);
   rng.set_state(c.rng_state);

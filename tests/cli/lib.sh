@@ -1,0 +1,30 @@
+# Helpers shared by the command-line test scripts. Each check counts a pass or prints FAIL.
+# Expects TMP (a scratch directory) to be set by the caller.
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+
+# expect_ok DESCRIPTION CMD...: exit 0 (stdout in $TMP/out, stderr in $TMP/err)
+expect_ok() {
+  local what=$1; shift
+  if "$@" >"$TMP/out" 2>"$TMP/err"; then ok; else bad "$what (exit $?): $(cat "$TMP/err")"; fi
+}
+
+# expect_error DESCRIPTION PATTERN CMD...: exit 2, exactly one line on stderr matching PATTERN
+expect_error() {
+  local what=$1 pattern=$2; shift 2
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  local rc=$? lines
+  lines=$(wc -l <"$TMP/err")
+  if [ "$rc" -ne 2 ]; then bad "$what: exit $rc, wanted 2: $(cat "$TMP/err")"; return; fi
+  if [ "$lines" -ne 1 ]; then bad "$what: $lines lines on stderr, wanted 1: $(cat "$TMP/err")"; return; fi
+  if ! grep -q -- "$pattern" "$TMP/err"; then bad "$what: stderr lacks '$pattern': $(cat "$TMP/err")"; return; fi
+  ok
+}
+
+# finish NAME: prints the tally (the plain 'N passed, N failed' line) and sets the exit code.
+finish() {
+  echo "$1: $passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+}
