@@ -80,8 +80,7 @@ Command add_eval(CLI::App& parent) {
             LoopedTransformer model = load_model(o->dir, device, parse_dtype(o->dtype), weights);
             model->eval();
             // A run directory records its data; a bare model directory uses the task's defaults.
-            DataSettings data;
-            data.task = model->config().task;
+            DataSettings data = default_data_settings(model->config().task);
             if (std::filesystem::exists(o->dir + "/training.json")) data = read_run_spec(o->dir).data;
             const bool interactive = isatty(fileno(stderr));
 

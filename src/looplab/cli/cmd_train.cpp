@@ -31,7 +31,7 @@ void add_override(CLI::App* app, const std::shared_ptr<Options>& o, const std::s
 Command add_train(CLI::App& parent) {
   auto* app = parent.add_subcommand("train", "Train with the progressive loss (SPEC section 2), or --resume a run");
   auto o = std::make_shared<Options>();
-  app->add_option("--task", o->task, "prefix-sums (sudoku and chess data: later issues)")->capture_default_str();
+  app->add_option("--task", o->task, "prefix-sums or sudoku (chess data: a later issue)")->capture_default_str();
   app->add_option("--recall", o->recall, "none, external, internal or fixed")->capture_default_str();
   app->add_option("--norm", o->norm, "pre, peri, post or gru")->capture_default_str();
   app->add_option("--preset", o->preset, "paper (the paper's sizes) or cpu (for 2 cores)")->capture_default_str();
@@ -72,6 +72,14 @@ Command add_train(CLI::App& parent) {
                             [](RunSpec& s, const std::string& v) { s.data.val_file = v; });
   add_override<std::string>(app, o, "--hard-file", "CSV of hard examples",
                             [](RunSpec& s, const std::string& v) { s.data.hard_file = v; });
+  add_override<std::string>(app, o, "--data-file",
+                            "sudoku: rated puzzles (sudoku-extreme CSV) to split by rating (default: a pool made "
+                            "from --data-seed in the run directory)",
+                            [](RunSpec& s, const std::string& v) { s.data.data_file = v; });
+  app->add_flag_function(
+      "--skip-bad",
+      [o](int64_t) { o->overrides.emplace_back("--skip-bad", [](RunSpec& s) { s.data.skip_bad = true; }); },
+      "count and skip bad rows of the data files");
   return {app, [o] {
             const torch::Device device = parse_device(o->device);
             if (!o->resume.empty()) {

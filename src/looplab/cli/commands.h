@@ -25,6 +25,8 @@ Command add_train(CLI::App& parent);
 Command add_data(CLI::App& parent);
 Command add_eval(CLI::App& parent);
 Command add_demo(CLI::App& parent);
+Command add_sudoku(CLI::App& parent);
+Command add_solve(CLI::App& parent);
 
 // Options that describe a model, shared by info and init.
 struct ModelOptions {

@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "LibTorch threads (default: every available core)");
   std::vector<cli::Command> commands = {cli::add_info(app), cli::add_init(app), cli::add_forward(app),
                                         cli::add_train(app), cli::add_eval(app),   cli::add_data(app),
-                                        cli::add_demo(app),
+                                        cli::add_demo(app),  cli::add_sudoku(app), cli::add_solve(app),
                                         cli::add_bench(app)};
   try {
     app.parse(argc, argv);

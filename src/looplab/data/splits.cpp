@@ -1,13 +1,22 @@
 #include "looplab/data/splits.h"
 
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "looplab/tasks/prefix_sums/prefix_sums.h"
+#include "looplab/tasks/sudoku/dataset.h"
 #include "looplab/util/error.h"
+#include "looplab/util/random.h"
 
 namespace looplab {
 
 namespace {
+
+constexpr const char* kSudokuPoolFile = "sudoku.csv";
 
 Split prefix_sums_tensors(const std::string& name, const prefix_sums::Dataset& d) {
   const int64_t n = static_cast<int64_t>(d.size()), bits = d.bits;
@@ -25,7 +34,67 @@ Split prefix_sums_tensors(const std::string& name, const prefix_sums::Dataset& d
   return s;
 }
 
+// One-hot over 10 channels (channel 0 = blank), target = the answer's digit (SPEC section 3).
+Split sudoku_tensors(const std::string& name, const std::vector<sudoku::Puzzle>& puzzles,
+                     const std::vector<int64_t>& pick) {
+  const int64_t n = static_cast<int64_t>(pick.size());
+  Split s;
+  s.name = name;
+  s.inputs = torch::zeros({n, 81, 10}, torch::kFloat32);
+  s.targets = torch::empty({n, 81}, torch::kInt64);
+  auto in = s.inputs.accessor<float, 3>();
+  auto tg = s.targets.accessor<int64_t, 2>();
+  for (int64_t i = 0; i < n; ++i) {
+    const sudoku::Puzzle& p = puzzles[pick[i]];
+    for (int64_t c = 0; c < 81; ++c) {
+      in[i][c][p.question[c]] = 1;
+      tg[i][c] = p.answer[c];
+    }
+  }
+  return s;
+}
+
+std::string resolve(const DataSettings& s, const std::string& file) {
+  if (file.empty() || s.base_dir.empty() || std::filesystem::path(file).is_absolute()) return file;
+  return (std::filesystem::path(s.base_dir) / file).string();
+}
+
+Split sudoku_split(const DataSettings& s, const std::string& split, const std::string& file, int64_t count) {
+  if (!file.empty()) {  // a file for this split alone: all its puzzles
+    const sudoku::Dataset d = sudoku::read_csv(resolve(s, file), s.skip_bad);
+    std::vector<int64_t> all(d.puzzles.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+    return sudoku_tensors(split, d.puzzles, all);
+  }
+  if (s.data_file.empty())
+    throw Error("sudoku: no puzzles given (--data-file FILE, or --" + split + "-file FILE; `looplab train` makes a pool)");
+  const std::string path = resolve(s, s.data_file);
+  const sudoku::Dataset d = sudoku::read_csv(path, s.skip_bad);
+  const sudoku::RatingSplit bands = sudoku::split_by_rating(d.puzzles);
+  // Fixed shuffles of each band, so train and val never overlap whatever the counts.
+  const bool hard = split == "hard";
+  const std::vector<int64_t>& band = hard ? bands.hard : bands.easy;
+  const int64_t offset = split == "val" ? s.train_count : 0;
+  if (offset + count > static_cast<int64_t>(band.size()))
+    throw Error(path + ": " + std::to_string(band.size()) + (hard ? " hard puzzles (rating >= " : " easy puzzles (rating < ") +
+                std::to_string(bands.cut) + "), need " +
+                (hard ? std::to_string(count) + " for hard"
+                      : std::to_string(s.train_count) + " for train + " + std::to_string(s.val_count) + " for val"));
+  Random rng(Random::stream_seed(s.seed, hard ? 2 : 1));
+  const std::vector<int64_t> order = rng.permutation(static_cast<int64_t>(band.size()));
+  std::vector<int64_t> pick;
+  for (int64_t i = offset; i < offset + count; ++i) pick.push_back(band[order[i]]);
+  return sudoku_tensors(split, d.puzzles, pick);
+}
+
 }  // namespace
+
+DataSettings default_data_settings(const std::string& task) {
+  DataSettings s;
+  s.task = task;
+  if (task == "sudoku" || task == "chess") s.train_count = 40000, s.val_count = 10000, s.hard_count = 10000;
+  return s;
+}
 
 Split load_split(const DataSettings& s, const std::string& split) {
   int index;
@@ -40,18 +109,41 @@ Split load_split(const DataSettings& s, const std::string& split) {
   } else {
     throw Error("unknown split '" + split + "' (expected train, val or hard)");
   }
-  if (s.task != "prefix-sums")
-    throw Error("task '" + s.task + "' has no data source yet (prefix-sums only for now)");
+  if (s.task == "sudoku") return sudoku_split(s, split, file, count);
+  if (s.task != "prefix-sums") throw Error("task '" + s.task + "' has no data source yet");
   // Three independent streams of one seed: the splits never share a random sequence.
   const uint64_t seed = s.seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(index) + 1;
-  return prefix_sums_tensors(split, file.empty() ? prefix_sums::generate(bits, count, seed) : prefix_sums::read_csv(file));
+  return prefix_sums_tensors(split, file.empty() ? prefix_sums::generate(bits, count, seed)
+                                                 : prefix_sums::read_csv(resolve(s, file)));
+}
+
+void prepare_pool(DataSettings& s, const std::string& dir) {
+  if (s.task != "sudoku" || !s.data_file.empty()) return;
+  if (!s.train_file.empty() && !s.val_file.empty() && !s.hard_file.empty()) return;
+  // Easy is 80% of the pool and hard 20% (a little more with ties at the cut); 5% to spare.
+  const auto need = static_cast<int64_t>(
+      std::ceil(1.05 * std::max(static_cast<double>(s.train_count + s.val_count) / 0.8, s.hard_count / 0.2)));
+  const bool tty = isatty(2);
+  int last = -1;
+  sudoku::GeneratorOptions options;
+  options.threads = torch::get_num_threads();
+  const auto puzzles = sudoku::generate(need, s.seed, options, [&](int64_t done, int64_t total) {
+    const int tenth = static_cast<int>(10 * done / total);
+    if (!tty && tenth == last) return;
+    last = tenth;
+    std::fprintf(stderr, "%ssudoku pool: %lld/%lld puzzles%s", tty ? "\r" : "", static_cast<long long>(done),
+                 static_cast<long long>(total), tty && done < total ? "" : "\n");
+  });
+  sudoku::write_csv((std::filesystem::path(dir) / kSudokuPoolFile).string(), puzzles);
+  s.data_file = kSudokuPoolFile;
+  s.base_dir = dir;
 }
 
 nlohmann::json to_json(const DataSettings& s) {
   return {{"task", s.task},           {"train_count", s.train_count}, {"val_count", s.val_count},
           {"hard_count", s.hard_count}, {"train_bits", s.train_bits},   {"hard_bits", s.hard_bits},
           {"seed", s.seed},           {"train_file", s.train_file},   {"val_file", s.val_file},
-          {"hard_file", s.hard_file}};
+          {"hard_file", s.hard_file}, {"data_file", s.data_file},     {"skip_bad", s.skip_bad}};
 }
 
 DataSettings data_settings_from_json(const nlohmann::json& j, const std::string& source) {
@@ -67,6 +159,8 @@ DataSettings data_settings_from_json(const nlohmann::json& j, const std::string&
     s.train_file = j.value("train_file", "");
     s.val_file = j.value("val_file", "");
     s.hard_file = j.value("hard_file", "");
+    s.data_file = j.value("data_file", "");
+    s.skip_bad = j.value("skip_bad", false);
   } catch (const nlohmann::json::exception& e) {
     throw Error(source + ": data settings: " + e.what());
   }

@@ -16,7 +16,16 @@ struct DataSettings {
   int64_t train_bits = 32, hard_bits = 512;  // prefix sums: train and val length, hard length
   uint64_t seed = 0;                          // each split draws from its own stream of this seed
   std::string train_file, val_file, hard_file;  // CSV files replace the generated splits
+  // Sudoku: one file of rated puzzles (sudoku-extreme format) split by rating into easy (train,
+  // val) and hard; made by the trainer from `seed` when not given.
+  std::string data_file;
+  bool skip_bad = false;  // count and skip bad rows of the files instead of stopping
+  // Not saved: relative file names are resolved against it (a run directory's files travel with it).
+  std::string base_dir;
 };
+
+// SPEC section 3's sizes for a task.
+DataSettings default_data_settings(const std::string& task);
 
 struct Split {
   std::string name;
@@ -27,6 +36,11 @@ struct Split {
 
 // split: "train", "val" or "hard". Throws looplab::Error for an unknown split or bad file.
 Split load_split(const DataSettings& settings, const std::string& split);
+
+// For tasks whose splits come from one pool of puzzles (sudoku): when `settings` names no file,
+// generates the pool from the seed into `dir`/sudoku.csv (with progress on stderr), large
+// enough for the requested split sizes, and points data_file at it. Other tasks: no-op.
+void prepare_pool(DataSettings& settings, const std::string& dir);
 
 nlohmann::json to_json(const DataSettings& s);
 DataSettings data_settings_from_json(const nlohmann::json& j, const std::string& source);

@@ -60,4 +60,21 @@ double exact_accuracy(LoopedTransformerImpl& model, const Split& split, int64_t 
   return split.size() ? static_cast<double>(right) / split.size() : 0.0;
 }
 
+PredictionTrace trace_prediction(LoopedTransformerImpl& model, const torch::Tensor& input, int64_t iters) {
+  torch::InferenceMode inference;
+  const Positions p = model.positions(model.grid_for(input.size(0)));
+  const torch::Tensor x0 = model.embed(input.unsqueeze(0).to(model.device(), model.dtype()));
+  torch::Tensor x = x0;
+  PredictionTrace trace;
+  for (int64_t t = 1; t <= iters; ++t) {
+    x = model.iterate(x, x0, p);
+    const torch::Tensor logits = model.readout(x)[0].to(torch::kCPU, torch::kFloat32);
+    const torch::Tensor classes = logits.argmax(-1).to(torch::kInt64).contiguous();
+    trace.predictions.emplace_back(classes.data_ptr<int64_t>(), classes.data_ptr<int64_t>() + classes.numel());
+    trace.logits.push_back(logits);
+    if (t > 1 && trace.predictions[t - 1] != trace.predictions[t - 2]) trace.settled_at = t;
+  }
+  return trace;
+}
+
 }  // namespace looplab

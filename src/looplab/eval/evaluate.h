@@ -27,4 +27,14 @@ IterationCurve evaluate_curve(LoopedTransformerImpl& model, const Split& split, 
 // Exact accuracy after exactly `iters` iterations.
 double exact_accuracy(LoopedTransformerImpl& model, const Split& split, int64_t iters, int64_t batch);
 
+// One input run for `iters` iterations, the way a user inspects a single answer.
+struct PredictionTrace {
+  std::vector<std::vector<int64_t>> predictions;  // [iteration t-1][position]: argmax class after t
+  std::vector<torch::Tensor> logits;              // [iteration t-1]: [L, C_out] on the CPU
+  // The first iteration from which the prediction never changes again up to `iters`.
+  int64_t settled_at = 1;
+};
+// input: [L, C_in] (one example, no batch axis).
+PredictionTrace trace_prediction(LoopedTransformerImpl& model, const torch::Tensor& input, int64_t iters);
+
 }  // namespace looplab

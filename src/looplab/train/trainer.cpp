@@ -281,7 +281,7 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
 
 RunSpec preset_spec(const std::string& preset, const std::string& task, Recall recall, Norm norm) {
   RunSpec s;
-  s.data.task = task;
+  s.data = default_data_settings(task);
   s.train.preset = preset;
   if (preset == "paper") {
     s.model = default_config(task, recall, norm, 256);
@@ -314,14 +314,21 @@ RunSpec read_run_spec(const std::string& dir) {
     throw Error(path + ": expected the keys 'train' and 'data'");
   s.train = train_options_from_json(j["train"], path);
   s.data = data_settings_from_json(j["data"], path);
+  s.data.base_dir = dir;
   return s;
 }
 
-void train(const std::string& dir, const RunSpec& spec, torch::Device device) {
+void train(const std::string& dir, const RunSpec& given, torch::Device device) {
+  RunSpec spec = given;
   check(spec);
   if (std::filesystem::exists(path_in(dir, kCheckpointFile)))
     throw Error(dir + ": already holds a run (use --resume " + dir + " to continue it)");
+  // Files named on the command line are relative to where it ran; training.json keeps them
+  // absolute, and files inside the run directory relative to it.
+  for (std::string* f : {&spec.data.train_file, &spec.data.val_file, &spec.data.hard_file, &spec.data.data_file})
+    if (!f->empty()) *f = std::filesystem::absolute(*f).string();
   make_directories(dir);
+  prepare_pool(spec.data, dir);
   write_file_atomic(path_in(dir, kConfigFile), to_json(spec.model).dump(2) + "\n");
   write_training_file(dir, spec);
   torch::manual_seed(spec.train.seed);

@@ -15,6 +15,15 @@ class Random {
  public:
   explicit Random(uint64_t seed) : engine_(seed) {}
 
+  // The seed of item `stream` of a seeded collection (SplitMix64 of both), so item i is the same
+  // whichever thread makes it and in whatever order.
+  static uint64_t stream_seed(uint64_t seed, uint64_t stream) {
+    uint64_t z = seed * 0x9E3779B97F4A7C15ull + stream + 0x632BE59BD9B4E019ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+
   // Uniform integer in [lo, hi] (the modulo bias of a 64-bit draw is below 1e-15 here).
   int64_t uniform_int(int64_t lo, int64_t hi) {
     const uint64_t span = static_cast<uint64_t>(hi - lo) + 1;

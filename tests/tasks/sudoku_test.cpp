@@ -1,0 +1,285 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "looplab/io/atomic_file.h"
+#include "looplab/tasks/sudoku/dataset.h"
+#include "looplab/tasks/sudoku/generator.h"
+#include "looplab/tasks/sudoku/solver.h"
+#include "looplab/util/error.h"
+#include "looplab/util/random.h"
+
+namespace looplab::sudoku {
+namespace {
+
+namespace fs = std::filesystem;
+
+// An independent solver for the tests: plain backtracking with no propagation and no
+// bitmasks, candidates found by scanning the row, column and box, branching on the blank
+// cell with the fewest candidates (without that, minimal puzzles take minutes).
+bool allowed(const Grid& g, int cell, int d) {
+  const int r = cell / 9, c = cell % 9, br = r / 3 * 3, bc = c / 3 * 3;
+  for (int k = 0; k < 9; ++k)
+    if (g[r * 9 + k] == d || g[k * 9 + c] == d || g[(br + k / 3) * 9 + bc + k % 3] == d) return false;
+  return true;
+}
+
+void brute_force(Grid& g, int limit, int& found, Grid& first) {
+  int best = -1, best_n = 10;
+  for (int i = 0; i < 81; ++i) {
+    if (g[i]) continue;
+    int n = 0;
+    for (int d = 1; d <= 9; ++d) n += allowed(g, i, d);
+    if (n < best_n) best = i, best_n = n;
+  }
+  if (best < 0) {
+    if (found++ == 0) first = g;
+    return;
+  }
+  for (int d = 1; d <= 9 && found < limit; ++d)
+    if (allowed(g, best, d)) {
+      g[best] = static_cast<uint8_t>(d);
+      brute_force(g, limit, found, first);
+      g[best] = 0;
+    }
+}
+
+int brute_force_count(Grid g, int limit, Grid* first = nullptr) {
+  int found = 0;
+  Grid f{};
+  brute_force(g, limit, found, f);
+  if (first) *first = f;
+  return found;
+}
+
+// Arto Inkala's "world's hardest sudoku" (2012) and its published solution.
+const char* kInkala = "800000000003600000070090200050007000000045700000100030001000068008500010090000400";
+const char* kInkalaSolution = "812753649943682175675491283154237896369845721287169534521974368438526917796318452";
+
+TEST(SudokuGrid, ParseAndPrint) {
+  Grid g{};
+  std::string why;
+  ASSERT_TRUE(parse_grid(kInkala, g, why));
+  EXPECT_EQ(g[0], 8);
+  EXPECT_EQ(g[1], 0);
+  EXPECT_EQ(clue_count(g), 21);
+  EXPECT_EQ(to_string(g, '0'), kInkala);
+  EXPECT_FALSE(parse_grid(std::string(kInkala).substr(1), g, why));
+  EXPECT_EQ(why, "expected 81 characters, got 80");
+  std::string bad(kInkala);
+  bad[4] = 'x';
+  EXPECT_FALSE(parse_grid(bad, g, why));
+  EXPECT_EQ(why, "character 5 is 'x' (expected 1-9, '.' or '0')");
+}
+
+TEST(SudokuGrid, SolutionChecks) {
+  const Grid q = parse_grid_or_throw(kInkala, "q"), a = parse_grid_or_throw(kInkalaSolution, "a");
+  std::string why;
+  EXPECT_TRUE(is_solution_of(q, a, &why)) << why;
+  Grid swapped = a;
+  std::swap(swapped[0], swapped[1]);  // rows stay valid, columns do not
+  EXPECT_FALSE(is_solution_of(q, swapped, &why));
+  EXPECT_NE(why.find("appears twice in column"), std::string::npos) << why;
+  Grid other = a;
+  // Swapping digits 8 and 1 everywhere keeps a valid grid that contradicts the clue 8 at cell 1.
+  for (auto& d : other) d = d == 8 ? 1 : d == 1 ? 8 : d;
+  EXPECT_FALSE(is_solution_of(q, other, &why));
+  EXPECT_NE(why.find("disagrees with the clue at cell 1"), std::string::npos) << why;
+}
+
+TEST(SudokuSolver, SolvesInkalaUniquelyWithSearch) {
+  const SolveResult r = solve(parse_grid_or_throw(kInkala, "q"), 2);
+  EXPECT_EQ(r.solutions, 1);
+  EXPECT_EQ(to_string(r.solution), kInkalaSolution);
+  EXPECT_GT(r.backtracks, 0);  // it needs real search
+  EXPECT_EQ(rating(parse_grid_or_throw(kInkala, "q")), r.backtracks);
+  EXPECT_EQ(solve(parse_grid_or_throw(kInkala, "q"), 2).backtracks, r.backtracks);  // deterministic
+}
+
+TEST(SudokuSolver, SinglesAloneNeedNoGuess) {
+  // The answer with one cell per row blanked: naked singles fill it.
+  Grid g = parse_grid_or_throw(kInkalaSolution, "a");
+  for (int r = 0; r < 9; ++r) g[r * 9 + (r * 4) % 9] = 0;
+  const SolveResult r = solve(g, 2);
+  EXPECT_EQ(r.solutions, 1);
+  EXPECT_EQ(r.guesses, 0);
+  EXPECT_EQ(r.backtracks, 0);
+}
+
+TEST(SudokuSolver, CountsSolutionsAndRejectsClashes) {
+  EXPECT_EQ(solve(Grid{}, 5).solutions, 5);  // the empty grid has very many
+  Grid clash{};
+  clash[0] = 5;
+  clash[8] = 5;
+  EXPECT_EQ(solve(clash, 2).solutions, 0);
+  // Two blanks that can be swapped: exactly two solutions (an "unavoidable rectangle").
+  Grid a = parse_grid_or_throw(kInkalaSolution, "a");
+  // Cells (r,c) (r,c') (r',c) (r',c') with a[r][c] = a[r'][c'] and a[r][c'] = a[r'][c], in two boxes.
+  bool done = false;
+  for (int r = 0; r < 9 && !done; ++r)
+    for (int r2 = r + 1; r2 < 9 && !done; ++r2)
+      for (int c = 0; c < 9 && !done; ++c)
+        for (int c2 = c + 1; c2 < 9 && !done; ++c2) {
+          const int i = r * 9 + c, j = r * 9 + c2, k = r2 * 9 + c, l = r2 * 9 + c2;
+          const bool two_boxes = (r / 3 == r2 / 3) != (c / 3 == c2 / 3);
+          if (two_boxes && a[i] == a[l] && a[j] == a[k]) {
+            Grid g = a;
+            g[i] = g[j] = g[k] = g[l] = 0;
+            EXPECT_EQ(solve(g, 10).solutions, 2);
+            EXPECT_EQ(brute_force_count(g, 10), 2);
+            done = true;
+          }
+        }
+  EXPECT_TRUE(done);
+}
+
+TEST(SudokuGenerator, ThousandPuzzlesAgreeWithBruteForce) {
+  // Acceptance: on 1,000 generated puzzles the solver's solutions are valid, unique and agree
+  // with the plain solver. Selection 1 keeps it quick; the puzzles are minimal ones.
+  const std::vector<Puzzle> puzzles = generate(1000, 11, {{{"plain", 1, 100}}, 2});
+  int64_t searched = 0;
+  for (const Puzzle& p : puzzles) {
+    std::string why;
+    ASSERT_TRUE(is_solution_of(p.question, p.answer, &why)) << why;
+    const SolveResult r = solve(p.question, 2);
+    ASSERT_EQ(r.solutions, 1);
+    ASSERT_EQ(r.solution, p.answer);
+    Grid brute{};
+    ASSERT_EQ(brute_force_count(p.question, 2, &brute), 1) << to_string(p.question);
+    ASSERT_EQ(brute, p.answer);
+    ASSERT_EQ(r.backtracks, p.rating);
+    searched += r.guesses > 0;
+  }
+  EXPECT_GT(searched, 0);  // some need search, so the comparison covers the branching
+}
+
+TEST(SudokuGenerator, PuzzlesAreMinimal) {
+  for (uint64_t i = 0; i < 5; ++i) {
+    const Puzzle p = generate_puzzle(3, i, {{"plain", 1, 100}});
+    for (int cell = 0; cell < 81; ++cell) {
+      if (!p.question[cell]) continue;
+      Grid g = p.question;
+      g[cell] = 0;
+      EXPECT_EQ(brute_force_count(g, 2), 2) << "clue " << cell << " of puzzle " << i << " is not needed";
+    }
+  }
+}
+
+TEST(SudokuGenerator, SameForAnyThreadCountAndSeedMatters) {
+  const std::vector<Source> mix = {{"a", 1, 70}, {"b", 2, 30}};
+  const auto one = generate(40, 5, {mix, 1}), two = generate(40, 5, {mix, 2});
+  ASSERT_EQ(one.size(), 40u);
+  int from_b = 0;
+  for (size_t i = 0; i < one.size(); ++i) {
+    EXPECT_EQ(one[i].question, two[i].question);
+    EXPECT_EQ(one[i].rating, two[i].rating);
+    EXPECT_EQ(one[i].source, two[i].source);
+    from_b += one[i].source == "b";
+  }
+  EXPECT_GT(from_b, 0);
+  EXPECT_LT(from_b, 40);
+  EXPECT_NE(generate(1, 6, {mix, 1})[0].question, one[0].question);
+  EXPECT_THROW(generate(1, 6, {{{"a", 1, 90}}, 1}), Error);  // shares must sum to 100
+}
+
+TEST(SudokuGenerator, SelectionKeepsTheHardest) {
+  // With selection 4 the puzzle is the hardest of the four minimal puzzles its stream makes, so
+  // it is rated at least as high as the selection-1 puzzle (the first of those four).
+  for (uint64_t i = 0; i < 20; ++i) {
+    Random a(i), b(i);
+    EXPECT_GE(select_puzzle(a, 4).rating, select_puzzle(b, 1).rating);
+  }
+}
+
+class SudokuCsv : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("looplab_sudoku_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::string error_of(const std::string& text) {
+    const std::string path = write("bad.csv", text);
+    try {
+      read_csv(path);
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      EXPECT_EQ(msg.rfind(path + ":", 0), 0u) << msg;  // names the file first
+      return msg.substr(path.size());
+    }
+    ADD_FAILURE() << "no error for:\n" << text;
+    return "";
+  }
+  fs::path dir_;
+};
+
+TEST_F(SudokuCsv, RoundTripAndSplit) {
+  const auto puzzles = generate(30, 1, {{{"s1", 1, 50}, {"s2", 2, 50}}, 2});
+  const std::string path = (dir_ / "p.csv").string();
+  write_csv(path, puzzles);
+  const Dataset d = read_csv(path);
+  ASSERT_EQ(d.puzzles.size(), 30u);
+  for (size_t i = 0; i < 30; ++i) {
+    EXPECT_EQ(d.puzzles[i].question, puzzles[i].question);
+    EXPECT_EQ(d.puzzles[i].answer, puzzles[i].answer);
+    EXPECT_EQ(d.puzzles[i].rating, puzzles[i].rating);
+    EXPECT_EQ(d.puzzles[i].source, puzzles[i].source);
+  }
+}
+
+TEST_F(SudokuCsv, EachKindOfBadRowNamesItsLineAndReason) {
+  const std::string q = kInkala, a = kInkalaSolution;
+  const std::string head = "source,question,answer,rating\nok," + q + "," + a + ",12\n";
+  EXPECT_EQ(error_of(head + "x," + q + "," + a + "\n"), ":3: expected 4 fields, got 3");
+  EXPECT_EQ(error_of(head + "x," + q.substr(1) + "," + a + ",1\n"), ":3: field 'question': expected 81 characters, got 80");
+  std::string bad_char = q;
+  bad_char[10] = 'a';
+  EXPECT_EQ(error_of(head + "x," + bad_char + "," + a + ",1\n"),
+            ":3: field 'question': character 11 is 'a' (expected 1-9, '.' or '0')");
+  std::string blank = a;
+  blank[80] = '.';
+  EXPECT_EQ(error_of(head + "x," + q + "," + blank + ",1\n"), ":3: field 'answer': answer is incomplete (cell 81 is blank)");
+  std::string dup = a;
+  std::swap(dup[0], dup[1]);
+  EXPECT_NE(error_of(head + "x," + q + "," + dup + ",1\n").find(":3: field 'answer': answer is not a valid grid: digit"),
+            std::string::npos);
+  std::string clue = q;
+  clue[1] = '9';  // the answer has 1 there
+  EXPECT_EQ(error_of(head + "x," + clue + "," + a + ",1\n"),
+            ":3: field 'answer': answer disagrees with the clue at cell 2 (row 1, column 2): 9 vs 1");
+  EXPECT_EQ(error_of(head + "x," + q + "," + a + ",-4\n"), ":3: field 'rating': '-4' is not a non-negative integer");
+  EXPECT_EQ(error_of("source,question,rating\n"), ":1: header must name the columns source,question,answer,rating, got 'source,question,rating'");
+  EXPECT_EQ(error_of("source,question,answer,rating\n"), ": no puzzles after the header");
+}
+
+TEST_F(SudokuCsv, SkipBadCountsAndKeepsTheGoodRows) {
+  const std::string q = kInkala, a = kInkalaSolution;
+  const std::string path = write("mixed.csv", "source,question,answer,rating\nok," + q + "," + a + ",3\nbad," + q +
+                                                 ",,1\nok2," + q + "," + a + ",4\n");
+  EXPECT_THROW(read_csv(path), Error);
+  const Dataset d = read_csv(path, true);
+  EXPECT_EQ(d.puzzles.size(), 2u);
+  EXPECT_EQ(d.skipped, 1);
+  EXPECT_EQ(d.puzzles[1].source, "ok2");
+}
+
+TEST(SudokuSplit, EightiethPercentileCut) {
+  std::vector<Puzzle> puzzles;
+  for (int64_t r : {0, 5, 1, 9, 2, 7, 3, 8, 4, 6}) puzzles.push_back(Puzzle{{}, {}, r, "s"});
+  const RatingSplit s = split_by_rating(puzzles);
+  EXPECT_EQ(s.cut, 7);  // the 8th smallest of 0..9
+  EXPECT_EQ(s.easy.size(), 7u);
+  EXPECT_EQ(s.hard, (std::vector<int64_t>{3, 5, 7}));  // ratings 9, 7, 8
+  EXPECT_EQ(percentile_of({5, 1, 3}, 0.5), 3);
+  EXPECT_EQ(percentile_of({5, 1, 3}, 0.0), 1);
+  EXPECT_EQ(percentile_of({5, 1, 3}, 1.0), 5);
+}
+
+}  // namespace
+}  // namespace looplab::sudoku
