@@ -6,6 +6,8 @@
 
 #include "looplab/cli/commands.h"
 #include "looplab/model/looped_transformer.h"
+#include "looplab/tasks/sudoku/dataset.h"
+#include "looplab/tasks/sudoku/solver.h"
 #include "looplab/runtime.h"
 #include "looplab/util/error.h"
 
@@ -29,10 +31,77 @@ double median_seconds(int reps, F&& fn) {
 
 }  // namespace
 
+namespace {
+
+// Sudoku generation and solving rates; no model involved.
+Command add_bench_sudoku(CLI::App* bench) {
+  auto* app = bench->add_subcommand("sudoku", "Puzzle generation rate (all threads and one) and solving rate per band");
+  struct Options {
+    int64_t count = 2000;
+    uint64_t seed = 1;
+  };
+  auto o = std::make_shared<Options>();
+  app->add_option("--count", o->count, "puzzles to generate with all threads")->capture_default_str();
+  app->add_option("--seed", o->seed, "random seed")->capture_default_str();
+  return {app, [o] {
+            if (o->count < 10) throw Error("--count must be >= 10");
+            using clock = std::chrono::steady_clock;
+            auto seconds_since = [](clock::time_point t) {
+              return std::chrono::duration<double>(clock::now() - t).count();
+            };
+            sudoku::GeneratorOptions all;
+            all.threads = torch::get_num_threads();
+            auto start = clock::now();
+            const auto puzzles = sudoku::generate(o->count, o->seed, all);
+            const double t_all = seconds_since(start);
+            sudoku::GeneratorOptions one;
+            one.threads = 1;
+            const int64_t few = std::max<int64_t>(o->count / 4, 10);
+            start = clock::now();
+            const auto check = sudoku::generate(few, o->seed, one);
+            const double t_one = seconds_since(start);
+            for (int64_t i = 0; i < few; ++i)
+              if (check[i].question != puzzles[i].question) throw Error("generation differs between thread counts");
+            std::printf("generation: %.1f puzzles/s on %d threads, %.1f on 1 thread (x%.2f); 60,000 puzzles take %.1f min\n",
+                        o->count / t_all, all.threads, few / t_one, (o->count / t_all) / (few / t_one),
+                        60000 / (o->count / t_all) / 60);
+            const sudoku::RatingSplit bands = sudoku::split_by_rating(puzzles);
+            for (const auto& [name, band] : {std::pair{"easy", bands.easy}, std::pair{"hard", bands.hard}}) {
+              int64_t solved = 0, backtracks = 0;
+              start = clock::now();
+              do {
+                for (int64_t i : band) {
+                  const auto r = sudoku::solve(puzzles[i].question, 2);
+                  solved += r.solutions == 1;
+                  backtracks += r.backtracks;
+                }
+              } while (seconds_since(start) < 0.5);
+              std::printf("solving %s band (%zu puzzles): %.0f puzzles/s on 1 thread, mean %.1f backtracks\n", name,
+                          band.size(), solved / seconds_since(start), static_cast<double>(backtracks) / solved);
+            }
+            std::cout << sudoku::rating_report(puzzles);
+          }};
+}
+
+Command add_bench_block(CLI::App* app_parent);
+
+}  // namespace
+
 Command add_bench(CLI::App& parent) {
   auto* app = parent.add_subcommand("bench", "Benchmarks (not tests)");
-  auto* block = app->add_subcommand("block", "2048^3 matmul GFLOP/s and one block iteration (default: external recall, paper width, 100 x 81 tokens)");
   app->require_subcommand(1);
+  const std::vector<Command> subs = {add_bench_block(app), add_bench_sudoku(app)};
+  return {app, [subs] {
+            for (const Command& c : subs)
+              if (c.app->parsed()) c.run();
+          }};
+}
+
+namespace {
+
+Command add_bench_block(CLI::App* app_parent) {
+  auto* block = app_parent->add_subcommand("block", "2048^3 matmul GFLOP/s and one block iteration (default: external recall, paper width, 100 x 81 tokens)");
+  auto* app = block;
   struct Options {
     int64_t batch = 100, width = 256, heads = 8, positions = 32, reps = 5;
     std::string device = "cpu", dtype = "float32", task = "sudoku", recall = "external", norm = "post";
@@ -103,5 +172,7 @@ Command add_bench(CLI::App& parent) {
             }
           }};
 }
+
+}  // namespace
 
 }  // namespace looplab::cli
