@@ -49,15 +49,18 @@ IterationCurve evaluate_curve(LoopedTransformerImpl& model, const Split& split, 
   return curve;
 }
 
-double exact_accuracy(LoopedTransformerImpl& model, const Split& split, int64_t iters, int64_t batch) {
+Accuracy accuracy_after(LoopedTransformerImpl& model, const Split& split, int64_t iters, int64_t batch) {
   torch::InferenceMode inference;
-  int64_t right = 0;
+  int64_t exact = 0, positions = 0;
   for (int64_t start = 0; start < split.size(); start += batch) {
     const int64_t end = std::min(split.size(), start + batch);
     const auto out = model.forward(split.inputs.slice(0, start, end), iters);
-    right += (out.logits.argmax(-1) == split.targets.slice(0, start, end).to(model.device())).all(1).sum().item<int64_t>();
+    const torch::Tensor right = out.logits.argmax(-1) == split.targets.slice(0, start, end).to(model.device());
+    exact += right.all(1).sum().item<int64_t>();
+    positions += right.sum().item<int64_t>();
   }
-  return split.size() ? static_cast<double>(right) / split.size() : 0.0;
+  if (split.size() == 0) return {};
+  return {static_cast<double>(exact) / split.size(), static_cast<double>(positions) / split.targets.numel()};
 }
 
 PredictionTrace trace_prediction(LoopedTransformerImpl& model, const torch::Tensor& input, int64_t iters) {

@@ -24,8 +24,15 @@ struct IterationCurve {
 IterationCurve evaluate_curve(LoopedTransformerImpl& model, const Split& split, int64_t max_iters, int64_t batch,
                               const std::function<void(int64_t, int64_t)>& progress = nullptr);
 
-// Exact accuracy after exactly `iters` iterations.
-double exact_accuracy(LoopedTransformerImpl& model, const Split& split, int64_t iters, int64_t batch);
+// Accuracy after exactly `iters` iterations: the fraction of examples with every position
+// right, and of positions right.
+struct Accuracy {
+  double exact = 0, per_position = 0;
+};
+Accuracy accuracy_after(LoopedTransformerImpl& model, const Split& split, int64_t iters, int64_t batch);
+inline double exact_accuracy(LoopedTransformerImpl& model, const Split& split, int64_t iters, int64_t batch) {
+  return accuracy_after(model, split, iters, batch).exact;
+}
 
 // One input run for `iters` iterations, the way a user inspects a single answer.
 struct PredictionTrace {

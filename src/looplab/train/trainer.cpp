@@ -101,7 +101,9 @@ double peak_rss_mib() {
 struct Checkpoint {
   int64_t epochs_done = 0;
   std::string rng_state;
-  double best_val = -1;
+  // The best epoch by val exact accuracy, ties broken by per-position accuracy (a task whose
+  // exact accuracy stays 0 for a while, such as sudoku, still keeps its best model).
+  double best_val = -1, best_val_position = -1;
   int64_t best_epoch = -1;
 };
 
@@ -114,6 +116,7 @@ void save_checkpoint(const std::string& dir, LoopedTransformerImpl& model, const
                 {{"epochs_done", std::to_string(c.epochs_done)},
                  {"rng", c.rng_state},
                  {"best_val", json(c.best_val).dump()},
+                 {"best_val_position", json(c.best_val_position).dump()},
                  {"best_epoch", std::to_string(c.best_epoch)}});
 }
 
@@ -139,6 +142,7 @@ Checkpoint load_checkpoint(const std::string& dir, LoopedTransformerImpl& model,
     c.epochs_done = std::stoll(meta.at("epochs_done"));
     c.rng_state = meta.at("rng");
     c.best_val = json::parse(meta.at("best_val")).get<double>();
+    if (meta.count("best_val_position")) c.best_val_position = json::parse(meta.at("best_val_position")).get<double>();
     c.best_epoch = std::stoll(meta.at("best_epoch"));
   } catch (const std::exception&) {
     throw Error(path + ": checkpoint metadata is missing or corrupt");
@@ -242,13 +246,15 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
     }
     progress.clear();
     model.eval();
-    const double val = exact_accuracy(model, val_split, T, o.eval_batch);
+    const Accuracy val_accuracy = accuracy_after(model, val_split, T, o.eval_batch);
+    const double val = val_accuracy.exact;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     // Write order keeps a kill safe: the best weights, the metrics, the latest weights, and
     // last the checkpoint that says this epoch is done (a kill before it redoes the epoch).
-    if (val > state.best_val) {
+    if (val > state.best_val || (val == state.best_val && val_accuracy.per_position > state.best_val_position)) {
       state.best_val = val;
+      state.best_val_position = val_accuracy.per_position;
       state.best_epoch = epoch;
       save_model(dir, model, kBestWeightsFile);
     }
@@ -257,6 +263,7 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
                        {"loss", loss_sum / batches},
                        {"train_accuracy", static_cast<double>(right) / n_examples},
                        {"val_accuracy", val},
+                       {"val_per_position", val_accuracy.per_position},
                        {"val_iters", T},
                        {"seconds", seconds},
                        {"peak_rss_mib", peak_rss_mib()}};
@@ -268,9 +275,11 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
     state.epochs_done = epoch + 1;
     state.rng_state = rng.state();
     save_checkpoint(dir, model, optimizer, state);
-    std::printf("epoch %3lld/%lld  lr %.2e  loss %.4f  train %5.1f%%  val %5.1f%% (T=%lld)  %.1f s  peak %.0f MiB\n",
-                static_cast<long long>(epoch + 1), static_cast<long long>(o.epochs), lr, loss_sum / batches,
-                100.0 * right / n_examples, 100.0 * val, static_cast<long long>(T), seconds, peak_rss_mib());
+    std::printf(
+        "epoch %3lld/%lld  lr %.2e  loss %.4f  train %5.1f%%  val %5.1f%% (positions %5.1f%%, T=%lld)  %.1f s  peak %.0f MiB\n",
+        static_cast<long long>(epoch + 1), static_cast<long long>(o.epochs), lr, loss_sum / batches,
+        100.0 * right / n_examples, 100.0 * val, 100.0 * val_accuracy.per_position, static_cast<long long>(T), seconds,
+        peak_rss_mib());
     std::fflush(stdout);
   }
   std::printf("best val %.1f%% at epoch %lld; run directory %s\n", 100.0 * state.best_val,
