@@ -6,16 +6,6 @@ namespace looplab {
 
 namespace {
 
-bool read_line(const std::string& text, size_t& pos, std::string& line) {
-  if (pos >= text.size()) return false;
-  size_t end = text.find('\n', pos);
-  if (end == std::string::npos) end = text.size();
-  line.assign(text, pos, end - pos);
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  pos = end + 1;
-  return true;
-}
-
 std::vector<std::string> split(const std::string& line) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -30,9 +20,16 @@ std::vector<std::string> split(const std::string& line) {
 }  // namespace
 
 CsvReader::CsvReader(std::string path, std::string text, const std::vector<std::string>& required)
-    : path_(std::move(path)), text_(std::move(text)), required_(required) {
+    : CsvReader(std::move(path), LineReader::from_string(std::move(text)), required) {}
+
+CsvReader CsvReader::open(const std::string& path, const std::vector<std::string>& required) {
+  return CsvReader(path, LineReader::open(path), required);
+}
+
+CsvReader::CsvReader(std::string path, LineReader lines, const std::vector<std::string>& required)
+    : path_(std::move(path)), lines_(std::move(lines)), required_(required) {
   std::string line;
-  if (!read_line(text_, pos_, line)) throw Error(path_ + ": empty file (expected a header line)");
+  if (!lines_.next(line)) throw Error(path_ + ": empty file (expected a header line)");
   line_ = 1;
   header_ = split(line);
   for (const std::string& name : required_) {
@@ -50,7 +47,7 @@ CsvReader::CsvReader(std::string path, std::string text, const std::vector<std::
 bool CsvReader::next() {
   std::string line;
   do {
-    if (!read_line(text_, pos_, line)) return false;
+    if (!lines_.next(line)) return false;
     ++line_;
   } while (line.empty());
   fields_ = split(line);

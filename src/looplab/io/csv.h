@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "looplab/io/line_reader.h"
+
 namespace looplab {
 
 class CsvReader {
@@ -14,6 +16,8 @@ class CsvReader {
   // `text` is the file's content, `path` names it in errors. The first line is the header; it
   // must name every column of `required` (in any order, extra columns allowed).
   CsvReader(std::string path, std::string text, const std::vector<std::string>& required);
+  // The same, reading the file (plain or zstd-compressed) in chunks as rows are asked for.
+  static CsvReader open(const std::string& path, const std::vector<std::string>& required);
 
   // The next non-empty row; false at the end. A row whose field count differs from the
   // header's is reported by row_error().
@@ -27,8 +31,9 @@ class CsvReader {
   std::string where() const { return path_ + ":" + std::to_string(line_); }
 
  private:
-  std::string path_, text_;
-  size_t pos_ = 0;
+  CsvReader(std::string path, LineReader lines, const std::vector<std::string>& required);
+  std::string path_;
+  LineReader lines_;
   int64_t line_ = 0;
   std::vector<std::string> header_, required_, fields_;
   std::vector<size_t> index_;  // column of each required name
