@@ -3,6 +3,7 @@
 
 #include "looplab/cli/commands.h"
 #include "looplab/cli/progress.h"
+#include "looplab/tasks/chess/generator.h"
 #include "looplab/tasks/prefix_sums/prefix_sums.h"
 #include "looplab/tasks/sudoku/dataset.h"
 #include "looplab/util/error.h"
@@ -62,12 +63,45 @@ Command add_sudoku(CLI::App* data) {
   }};
 }
 
+Command add_chess(CLI::App* data) {
+  auto* app = data->add_subcommand(
+      "chess", "Puzzles from engine analysis of varied self-play, rated by search depth (Lichess format; docs/chess.md)");
+  struct Options {
+    int64_t count = 1000;
+    uint64_t seed = 0;
+    int depth = 10;
+    std::string out, engine;
+  };
+  auto o = std::make_shared<Options>();
+  app->add_option("--count", o->count, "number of puzzles")->capture_default_str();
+  app->add_option("--seed", o->seed, "random seed (the file is the same for any thread count)")->capture_default_str();
+  app->add_option("--depth", o->depth, "analysis depth: a solution is rated by the depth it is found at")
+      ->capture_default_str();
+  app->add_option("--engine", o->engine, "UCI engine (default: $LOOPLAB_ENGINE, stockfish on PATH, /usr/games/stockfish)");
+  app->add_option("--out", o->out, "CSV file to write")->required();
+  return {app, [o] {
+            if (o->count < 1) throw Error("--count must be >= 1");
+            chess::ChessGeneratorOptions options;
+            options.engine = o->engine;
+            options.depth = o->depth;
+            options.threads = torch::get_num_threads();
+            Progress progress("chess puzzles");
+            const auto rows = chess::generate_chess(o->count, o->seed, options, std::ref(progress));
+            chess::write_lichess(o->out, rows);
+            int64_t easy = 0, hard = 0;
+            for (const auto& r : rows) (r.rating < 1600 ? easy : r.rating <= 2000 ? hard : easy) += r.rating <= 2000;
+            std::printf("wrote %lld puzzles to %s in %.1f s on %d threads: %lld rated below 1600, %lld rated 1600-2000\n",
+                        static_cast<long long>(o->count), o->out.c_str(), progress.seconds(), options.threads,
+                        static_cast<long long>(easy), static_cast<long long>(hard));
+          }};
+}
+
 }  // namespace
 
 Command add_data(CLI::App& parent) {
   auto* app = parent.add_subcommand("data", "Generate a task's data as CSV");
   app->require_subcommand(1);
-  const std::vector<Command> kinds = {add_prefix_sums(app), add_sudoku(app)};
+  const std::vector<Command> kinds = {add_prefix_sums(app), add_sudoku(app), add_chess(app)};
   return {app, [kinds] {
             for (const Command& c : kinds)
               if (c.app->parsed()) c.run();

@@ -31,7 +31,7 @@ void add_override(CLI::App* app, const std::shared_ptr<Options>& o, const std::s
 Command add_train(CLI::App& parent) {
   auto* app = parent.add_subcommand("train", "Train with the progressive loss (SPEC section 2), or --resume a run");
   auto o = std::make_shared<Options>();
-  app->add_option("--task", o->task, "prefix-sums or sudoku (chess data: a later issue)")->capture_default_str();
+  app->add_option("--task", o->task, "prefix-sums, sudoku or chess")->capture_default_str();
   app->add_option("--recall", o->recall, "none, external, internal or fixed")->capture_default_str();
   app->add_option("--norm", o->norm, "pre, peri, post or gru")->capture_default_str();
   app->add_option("--preset", o->preset, "paper (the paper's sizes) or cpu (for 2 cores)")->capture_default_str();
@@ -74,7 +74,7 @@ Command add_train(CLI::App& parent) {
                             [](RunSpec& s, const std::string& v) { s.data.hard_file = v; });
   add_override<std::string>(app, o, "--data-file",
                             "sudoku: rated puzzles (sudoku-extreme CSV) to split by rating (default: a pool made "
-                            "from --data-seed in the run directory)",
+                            "from --data-seed in the run directory); chess: a Lichess puzzle CSV or .csv.zst",
                             [](RunSpec& s, const std::string& v) { s.data.data_file = v; });
   app->add_flag_function(
       "--skip-bad",

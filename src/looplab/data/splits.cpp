@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "looplab/tasks/chess/puzzles.h"
 #include "looplab/tasks/prefix_sums/prefix_sums.h"
 #include "looplab/tasks/sudoku/dataset.h"
 #include "looplab/util/error.h"
@@ -42,14 +43,29 @@ Split sudoku_tensors(const std::string& name, const std::vector<sudoku::Puzzle>&
   s.name = name;
   s.inputs = torch::zeros({n, 81, 10}, torch::kFloat32);
   s.targets = torch::empty({n, 81}, torch::kInt64);
-  auto in = s.inputs.accessor<float, 3>();
   auto tg = s.targets.accessor<int64_t, 2>();
   for (int64_t i = 0; i < n; ++i) {
     const sudoku::Puzzle& p = puzzles[pick[i]];
-    for (int64_t c = 0; c < 81; ++c) {
-      in[i][c][p.question[c]] = 1;
-      tg[i][c] = p.answer[c];
-    }
+    fill_sudoku_input(p.question, s.inputs[i].data_ptr<float>());
+    for (int64_t c = 0; c < 81; ++c) tg[i][c] = p.answer[c];
+  }
+  return s;
+}
+
+// 12 planes: the six own piece types, then the opponent's (SPEC section 3); target 1 on the
+// solution's from and to squares.
+Split chess_tensors(const std::string& name, const std::vector<chess::Example>& examples) {
+  const int64_t n = static_cast<int64_t>(examples.size());
+  Split s;
+  s.name = name;
+  s.inputs = torch::zeros({n, 64, 12}, torch::kFloat32);
+  s.targets = torch::zeros({n, 64}, torch::kInt64);
+  auto tg = s.targets.accessor<int64_t, 2>();
+  for (int64_t i = 0; i < n; ++i) {
+    const chess::Example& e = examples[i];
+    fill_chess_input(e.pieces, s.inputs[i].data_ptr<float>());
+    tg[i][e.from] = 1;
+    tg[i][e.to] = 1;
   }
   return s;
 }
@@ -87,7 +103,46 @@ Split sudoku_split(const DataSettings& s, const std::string& split, const std::s
   return sudoku_tensors(split, d.puzzles, pick);
 }
 
+// Easy (train, val): rating below 1600; hard: 1600-2000 (SPEC section 3). The database is
+// ordered by puzzle id, effectively random, so the first puzzles of each band are a fair
+// sample; they are shuffled with the data seed before train and val are cut.
+Split chess_split(const DataSettings& s, const std::string& split, const std::string& file, int64_t count) {
+  chess::ReadOptions options;
+  options.skip_bad = s.skip_bad;
+  if (!file.empty()) return chess_tensors(split, chess::read_lichess(resolve(s, file), options).examples);
+  if (s.data_file.empty())
+    throw Error("chess: no puzzles given (--data-file FILE: a Lichess puzzle CSV or .csv.zst, e.g. from `looplab data chess`)");
+  const std::string path = resolve(s, s.data_file);
+  const bool hard = split == "hard";
+  options.min_rating = hard ? 1600 : 0;
+  options.max_rating = hard ? 2000 : 1599;
+  options.limit = hard ? s.hard_count : s.train_count + s.val_count;
+  const std::vector<chess::Example> band = chess::read_lichess(path, options).examples;
+  const int64_t offset = split == "val" ? s.train_count : 0;
+  if (offset + count > static_cast<int64_t>(band.size()))
+    throw Error(path + ": " + std::to_string(band.size()) + (hard ? " puzzles rated 1600-2000" : " puzzles rated below 1600") +
+                ", need " +
+                (hard ? std::to_string(count) + " for hard"
+                      : std::to_string(s.train_count) + " for train + " + std::to_string(s.val_count) + " for val"));
+  Random rng(Random::stream_seed(s.seed, hard ? 2 : 1));
+  const std::vector<int64_t> order = rng.permutation(static_cast<int64_t>(band.size()));
+  std::vector<chess::Example> pick;
+  for (int64_t i = offset; i < offset + count; ++i) pick.push_back(band[order[i]]);
+  return chess_tensors(split, pick);
+}
+
 }  // namespace
+
+void fill_sudoku_input(const std::array<uint8_t, 81>& question, float* out) {
+  for (int c = 0; c < 81; ++c) out[c * 10 + question[c]] = 1;
+}
+
+void fill_chess_input(const std::array<int8_t, 64>& pieces, float* out) {
+  for (int sq = 0; sq < 64; ++sq) {
+    const int p = pieces[sq];
+    if (p != 0) out[sq * 12 + (chess::color_of(p) == chess::kWhite ? 0 : 6) + chess::type_of(p) - 1] = 1;
+  }
+}
 
 DataSettings default_data_settings(const std::string& task) {
   DataSettings s;
@@ -110,6 +165,7 @@ Split load_split(const DataSettings& s, const std::string& split) {
     throw Error("unknown split '" + split + "' (expected train, val or hard)");
   }
   if (s.task == "sudoku") return sudoku_split(s, split, file, count);
+  if (s.task == "chess") return chess_split(s, split, file, count);
   if (s.task != "prefix-sums") throw Error("task '" + s.task + "' has no data source yet");
   // Three independent streams of one seed: the splits never share a random sequence.
   const uint64_t seed = s.seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(index) + 1;

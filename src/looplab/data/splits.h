@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <nlohmann/json_fwd.hpp>
+#include <array>
 #include <string>
 
 namespace looplab {
@@ -36,6 +37,13 @@ struct Split {
 
 // split: "train", "val" or "hard". Throws looplab::Error for an unknown split or bad file.
 Split load_split(const DataSettings& settings, const std::string& split);
+
+// One example's input as the model sees it (SPEC section 3), written to `out` (zeroed by the
+// caller): sudoku [81, 10] one-hot with channel 0 = blank; chess [64, 12] piece planes, own
+// pieces in channels 0-5 (P N B R Q K), the opponent's in 6-11, of an oriented board
+// (chess::Example::pieces).
+void fill_sudoku_input(const std::array<uint8_t, 81>& question, float* out);
+void fill_chess_input(const std::array<int8_t, 64>& oriented_pieces, float* out);
 
 // For tasks whose splits come from one pool of puzzles (sudoku): when `settings` names no file,
 // generates the pool from the seed into `dir`/sudoku.csv (with progress on stderr), large

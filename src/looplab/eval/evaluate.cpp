@@ -2,6 +2,13 @@
 
 namespace looplab {
 
+torch::Tensor predict(const torch::Tensor& logits, const std::string& task) {
+  if (task != "chess") return logits.argmax(-1);
+  const torch::Tensor top2 = std::get<1>(logits.select(-1, 1).topk(2, -1));
+  return torch::zeros(logits.sizes().slice(0, logits.dim() - 1), logits.options().dtype(torch::kInt64))
+      .scatter_(-1, top2, 1);
+}
+
 IterationCurve evaluate_curve(LoopedTransformerImpl& model, const Split& split, int64_t max_iters, int64_t batch,
                               const std::function<void(int64_t, int64_t)>& progress) {
   torch::InferenceMode inference;
@@ -16,13 +23,14 @@ IterationCurve evaluate_curve(LoopedTransformerImpl& model, const Split& split, 
     const torch::Tensor target = split.targets.slice(0, start, end).to(model.device());
     const torch::Tensor x0 = model.embed(input);
     torch::Tensor x = x0;
-    torch::Tensor previous = model.readout(x).argmax(-1);
+    const std::string& task = model.config().task;
+    torch::Tensor previous = predict(model.readout(x), task);
     std::vector<torch::Tensor> e, pos, s, u;
     for (int64_t t = 0; t < max_iters; ++t) {
       const torch::Tensor next = model.iterate(x, x0, p);
       s.push_back(((next - x).flatten(1).norm(2, 1) / x.flatten(1).norm(2, 1)).sum().to(torch::kFloat64));
       x = next;
-      const torch::Tensor prediction = model.readout(x).argmax(-1);
+      const torch::Tensor prediction = predict(model.readout(x), task);
       const torch::Tensor right = prediction == target;
       e.push_back(right.all(1).sum());
       pos.push_back(right.sum());
@@ -55,7 +63,7 @@ Accuracy accuracy_after(LoopedTransformerImpl& model, const Split& split, int64_
   for (int64_t start = 0; start < split.size(); start += batch) {
     const int64_t end = std::min(split.size(), start + batch);
     const auto out = model.forward(split.inputs.slice(0, start, end), iters);
-    const torch::Tensor right = out.logits.argmax(-1) == split.targets.slice(0, start, end).to(model.device());
+    const torch::Tensor right = predict(out.logits, model.config().task) == split.targets.slice(0, start, end).to(model.device());
     exact += right.all(1).sum().item<int64_t>();
     positions += right.sum().item<int64_t>();
   }
@@ -72,7 +80,7 @@ PredictionTrace trace_prediction(LoopedTransformerImpl& model, const torch::Tens
   for (int64_t t = 1; t <= iters; ++t) {
     x = model.iterate(x, x0, p);
     const torch::Tensor logits = model.readout(x)[0].to(torch::kCPU, torch::kFloat32);
-    const torch::Tensor classes = logits.argmax(-1).to(torch::kInt64).contiguous();
+    const torch::Tensor classes = predict(logits, model.config().task).to(torch::kInt64).contiguous();
     trace.predictions.emplace_back(classes.data_ptr<int64_t>(), classes.data_ptr<int64_t>() + classes.numel());
     trace.logits.push_back(logits);
     if (t > 1 && trace.predictions[t - 1] != trace.predictions[t - 2]) trace.settled_at = t;

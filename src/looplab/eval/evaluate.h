@@ -11,6 +11,11 @@
 
 namespace looplab {
 
+// The model's answer from its logits [B, L, C_out] -> classes [B, L]: the most likely class per
+// position, except for chess, whose answer is a move: class 1 on the two squares with the
+// largest class-1 logits, 0 elsewhere (SPEC section 3).
+torch::Tensor predict(const torch::Tensor& logits, const std::string& task);
+
 // Per iteration t = 1..max_iters, averaged over the split's examples.
 struct IterationCurve {
   int64_t count = 0;

@@ -241,7 +241,7 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
       torch::nn::utils::clip_grad_norm_(params, o.clip);
       optimizer.step(lr);
       loss_sum += loss;
-      right += (logits.argmax(-1) == target).all(1).sum().item<int64_t>();
+      right += (predict(logits, spec.model.task) == target).all(1).sum().item<int64_t>();
       progress.update(epoch, o.epochs, b + 1, batches, loss_sum / (b + 1));
     }
     progress.clear();

@@ -1,0 +1,133 @@
+#include "looplab/tasks/chess/engine.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "looplab/util/error.h"
+
+namespace looplab::chess {
+
+std::string find_engine() {
+  if (const char* env = std::getenv("LOOPLAB_ENGINE"); env && *env) return env;
+  if (const char* path = std::getenv("PATH")) {
+    std::istringstream dirs(path);
+    std::string dir;
+    while (std::getline(dirs, dir, ':'))
+      if (!dir.empty() && ::access((dir + "/stockfish").c_str(), X_OK) == 0) return dir + "/stockfish";
+  }
+  if (::access("/usr/games/stockfish", X_OK) == 0) return "/usr/games/stockfish";
+  return "";
+}
+
+Engine::Engine(const std::string& path, int multipv) : path_(path), multipv_(multipv) {
+  if (path.empty() || ::access(path.c_str(), X_OK) != 0)
+    throw Error("chess engine '" + path + "' not found (install Debian's stockfish or set LOOPLAB_ENGINE)");
+  int in[2], out[2];
+  if (::pipe(in) != 0 || ::pipe(out) != 0) throw Error("chess engine: cannot create pipes");
+  pid_ = ::fork();
+  if (pid_ < 0) throw Error("chess engine: cannot fork");
+  if (pid_ == 0) {
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    ::close(in[1]);
+    ::close(out[0]);
+    ::execl(path.c_str(), path.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  to_ = ::fdopen(in[1], "w");
+  from_ = ::fdopen(out[0], "r");
+  send("uci");
+  wait_for("uciok");
+  send("setoption name Threads value 1");
+  send("setoption name Hash value 16");
+  send("setoption name MultiPV value " + std::to_string(multipv));
+  send("isready");
+  wait_for("readyok");
+}
+
+Engine::~Engine() {
+  if (to_) {
+    std::fputs("quit\n", to_);
+    std::fclose(to_);
+  }
+  if (from_) std::fclose(from_);
+  if (pid_ > 0) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == 0) {
+      ::usleep(100000);
+      if (::waitpid(pid_, &status, WNOHANG) == 0) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &status, 0);
+      }
+    }
+  }
+}
+
+void Engine::send(const std::string& line) {
+  if (std::fputs((line + "\n").c_str(), to_) < 0 || std::fflush(to_) != 0)
+    throw Error("chess engine '" + path_ + "' stopped (write failed)");
+}
+
+bool Engine::read_line(std::string& line) {
+  line.clear();
+  for (int c; (c = std::fgetc(from_)) != EOF;) {
+    if (c == '\n') return true;
+    line += static_cast<char>(c);
+  }
+  return !line.empty();
+}
+
+void Engine::wait_for(const std::string& token) {
+  std::string line;
+  while (read_line(line))
+    if (line.rfind(token, 0) == 0) return;
+  throw Error("chess engine '" + path_ + "' stopped before answering '" + token + "'");
+}
+
+std::vector<EngineLine> Engine::search(const std::string& fen, int depth) {
+  send("ucinewgame");  // clears the hash: the same search gives the same answer
+  send("position fen " + fen);
+  send("go depth " + std::to_string(depth));
+  std::vector<EngineLine> lines;
+  std::string line;
+  while (read_line(line)) {
+    if (line.rfind("bestmove", 0) == 0) return lines;
+    if (line.rfind("info ", 0) != 0 || line.find(" pv ") == std::string::npos) continue;
+    std::istringstream in(line);
+    std::string word;
+    EngineLine l;
+    bool bound = false;
+    while (in >> word) {
+      if (word == "depth") in >> l.depth;
+      else if (word == "multipv") in >> l.multipv;
+      else if (word == "score") {
+        std::string kind;
+        in >> kind >> l.score;
+        l.mate = kind == "mate";
+      } else if (word == "lowerbound" || word == "upperbound") bound = true;
+      else if (word == "pv") {
+        while (in >> word) l.pv.push_back(word);
+      }
+    }
+    if (!bound && !l.pv.empty()) lines.push_back(l);
+  }
+  throw Error("chess engine '" + path_ + "' stopped during a search");
+}
+
+std::string Engine::best_move(const std::string& fen, int depth) {
+  const auto lines = search(fen, depth);
+  std::string best;
+  int best_depth = -1;
+  for (const auto& l : lines)
+    if (l.multipv == 1 && l.depth >= best_depth) best = l.pv[0], best_depth = l.depth;
+  return best;
+}
+
+}  // namespace looplab::chess
