@@ -303,6 +303,16 @@ RunSpec preset_spec(const std::string& preset, const std::string& task, Recall r
     s.train.epochs = 60;
     s.train.cooldown_epoch = 50;
     s.train.lr = 1e-3;
+    if (task == "sudoku" || task == "chess") {
+      // 81 (64) tokens with full attention cost ~3x a prefix-sums example: a smaller set, batch
+      // 100, width 128 (docs/presets.md, sudoku experiments 1-2).
+      s.model = default_config(task, recall, norm, 128);
+      s.model.heads = 4;
+      s.data.train_count = 4000, s.data.val_count = 1000, s.data.hard_count = 1000;
+      s.train.batch = 100;
+      s.train.epochs = 25;
+      s.train.cooldown_epoch = 20;
+    }
   } else {
     throw Error("unknown preset '" + preset + "' (expected paper or cpu)");
   }
