@@ -32,7 +32,7 @@ cmp -s "$TMP/l1" "$TMP/l2" && bad "test set-up: line 7 unchanged" || ok
 expect_error "wrong target" "badparity.csv:7: field 'target': bit 8 is not the prefix parity" \
   "$LOOPLAB" train "${TINY[@]}" --train-file "$TMP/badparity.csv" --out "$TMP/r-bad"
 printf 'input\n0101\n' >"$TMP/nocol.csv"
-expect_error "missing column" "nocol.csv:1: header must name the columns 'input' and 'target'" \
+expect_error "missing column" "nocol.csv:1: header must name the columns input,target" \
   "$LOOPLAB" train "${TINY[@]}" --train-file "$TMP/nocol.csv" --out "$TMP/r-bad"
 expect_error "missing file" "absent.csv: no such file" \
   "$LOOPLAB" train "${TINY[@]}" --train-file "$TMP/absent.csv" --out "$TMP/r-bad"

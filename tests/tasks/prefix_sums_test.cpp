@@ -68,11 +68,11 @@ TEST_F(PrefixSumsCsv, MalformedFilesNameTheLine) {
   EXPECT_EQ(error_for("input,target\n0110,0101\n"), path_ + ":2: field 'target': bit 4 is not the prefix parity of the input");
   EXPECT_EQ(error_for("input,target\n0110,010\n"), path_ + ":2: field 'target' has 3 bits, 'input' has 4");
   EXPECT_EQ(error_for("input,output\n0110,0100\n"),
-            path_ + ":1: header must name the columns 'input' and 'target', got 'input,output'");
+            path_ + ":1: header must name the columns input,target, got 'input,output'");
   EXPECT_EQ(error_for("input,target\n0110\n"), path_ + ":2: expected 2 fields (input,target), got 1");
   EXPECT_EQ(error_for("input,target\n0110,0100,1\n"), path_ + ":2: expected 2 fields (input,target), got 3");
   EXPECT_EQ(error_for("input,target\n,\n"), path_ + ":2: field 'input' is empty");
-  EXPECT_EQ(error_for(""), path_ + ": empty file (expected a header input,target)");
+  EXPECT_EQ(error_for(""), path_ + ": empty file (expected a header line)");
   EXPECT_EQ(error_for("input,target\n"), path_ + ": no examples after the header");
   // Columns in the other order, and Windows line ends, are fine.
   EXPECT_EQ(error_for("target,input\r\n0100,0110\r\n"), "");

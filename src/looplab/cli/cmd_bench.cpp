@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "looplab/cli/commands.h"
+#include "looplab/cli/group.h"
 #include "looplab/model/looped_transformer.h"
 #include "looplab/tasks/sudoku/dataset.h"
 #include "looplab/tasks/sudoku/solver.h"
@@ -89,12 +90,7 @@ Command add_bench_block(CLI::App* app_parent);
 
 Command add_bench(CLI::App& parent) {
   auto* app = parent.add_subcommand("bench", "Benchmarks (not tests)");
-  app->require_subcommand(1);
-  const std::vector<Command> subs = {add_bench_block(app), add_bench_sudoku(app)};
-  return {app, [subs] {
-            for (const Command& c : subs)
-              if (c.app->parsed()) c.run();
-          }};
+  return command_group(app, {add_bench_block(app), add_bench_sudoku(app)});
 }
 
 namespace {

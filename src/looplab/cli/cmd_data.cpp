@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "looplab/cli/commands.h"
+#include "looplab/cli/group.h"
 #include "looplab/cli/progress.h"
 #include "looplab/tasks/chess/generator.h"
 #include "looplab/tasks/prefix_sums/prefix_sums.h"
@@ -100,12 +101,7 @@ Command add_chess(CLI::App* data) {
 
 Command add_data(CLI::App& parent) {
   auto* app = parent.add_subcommand("data", "Generate a task's data as CSV");
-  app->require_subcommand(1);
-  const std::vector<Command> kinds = {add_prefix_sums(app), add_sudoku(app), add_chess(app)};
-  return {app, [kinds] {
-            for (const Command& c : kinds)
-              if (c.app->parsed()) c.run();
-          }};
+  return command_group(app, {add_prefix_sums(app), add_sudoku(app), add_chess(app)});
 }
 
 }  // namespace looplab::cli

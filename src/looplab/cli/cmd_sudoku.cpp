@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "looplab/cli/commands.h"
+#include "looplab/cli/group.h"
 #include "looplab/io/atomic_file.h"
 #include "looplab/tasks/sudoku/dataset.h"
 #include "looplab/tasks/sudoku/solver.h"
@@ -106,12 +107,7 @@ Command add_stats(CLI::App* parent) {
 
 Command add_sudoku(CLI::App& parent) {
   auto* app = parent.add_subcommand("sudoku", "The backtrack-counting sudoku solver and puzzle statistics");
-  app->require_subcommand(1);
-  const std::vector<Command> subs = {add_solve(app), add_stats(app)};
-  return {app, [subs] {
-            for (const Command& c : subs)
-              if (c.app->parsed()) c.run();
-          }};
+  return command_group(app, {add_solve(app), add_stats(app)});
 }
 
 }  // namespace looplab::cli

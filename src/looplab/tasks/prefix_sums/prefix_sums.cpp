@@ -1,8 +1,7 @@
 #include "looplab/tasks/prefix_sums/prefix_sums.h"
 
-#include <sstream>
-
 #include "looplab/io/atomic_file.h"
+#include "looplab/io/csv.h"
 #include "looplab/util/error.h"
 #include "looplab/util/random.h"
 
@@ -47,32 +46,13 @@ void write_csv(const std::string& path, const Dataset& data) {
 }
 
 Dataset read_csv(const std::string& path) {
-  const std::string text = read_file(path);
-  std::istringstream in(text);
-  std::string line;
-  int64_t line_no = 0;
-  auto fail = [&](const std::string& why) { return Error(path + ":" + std::to_string(line_no) + ": " + why); };
+  CsvReader csv(path, read_file(path), {"input", "target"});
+  auto fail = [&](const std::string& why) { return Error(csv.where() + ": " + why); };
   Dataset d;
-  int input_col = -1, target_col = -1;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    std::vector<std::string> fields;
-    std::stringstream ss(line);
-    std::string f;
-    while (std::getline(ss, f, ',')) fields.push_back(f);
-    if (!line.empty() && line.back() == ',') fields.push_back("");
-    if (line_no == 1) {
-      for (size_t i = 0; i < fields.size(); ++i) {
-        if (fields[i] == "input") input_col = static_cast<int>(i);
-        if (fields[i] == "target") target_col = static_cast<int>(i);
-      }
-      if (input_col < 0 || target_col < 0) throw fail("header must name the columns 'input' and 'target', got '" + line + "'");
-      continue;
-    }
-    if (line.empty()) continue;
-    if (fields.size() != 2) throw fail("expected 2 fields (input,target), got " + std::to_string(fields.size()));
-    auto parse_bits = [&](const std::string& s, const char* field) {
+  while (csv.next()) {
+    if (csv.field_count() != 2) throw fail("expected 2 fields (input,target), got " + std::to_string(csv.field_count()));
+    auto parse_bits = [&](const char* field) {
+      const std::string& s = csv.field(field);
       std::vector<uint8_t> bits(s.size());
       for (size_t i = 0; i < s.size(); ++i) {
         if (s[i] != '0' && s[i] != '1')
@@ -83,8 +63,8 @@ Dataset read_csv(const std::string& path) {
       if (bits.empty()) throw fail(std::string("field '") + field + "' is empty");
       return bits;
     };
-    std::vector<uint8_t> input = parse_bits(fields[input_col], "input");
-    std::vector<uint8_t> target = parse_bits(fields[target_col], "target");
+    std::vector<uint8_t> input = parse_bits("input");
+    std::vector<uint8_t> target = parse_bits("target");
     if (target.size() != input.size())
       throw fail("field 'target' has " + std::to_string(target.size()) + " bits, 'input' has " + std::to_string(input.size()));
     if (d.bits == 0) d.bits = static_cast<int64_t>(input.size());
@@ -97,7 +77,6 @@ Dataset read_csv(const std::string& path) {
     d.inputs.push_back(std::move(input));
     d.targets.push_back(std::move(target));
   }
-  if (line_no == 0) throw Error(path + ": empty file (expected a header input,target)");
   if (d.size() == 0) throw Error(path + ": no examples after the header");
   return d;
 }
