@@ -70,6 +70,8 @@ TEST(ExploreSeed, JacobianProducts) {
   expect_printed(v["alternating"], "0.0000619", "alternating");
   expect_printed(v["pair_factor"], "0.144", "pair");
   expect_printed(v["ratio"], "100000", "ratio");
+  EXPECT_TRUE(contains(j["check"], "answer", "0.144^5 = 0.0000619"));
+  EXPECT_TRUE(contains(j["check"], "answer", "by a factor 100000"));
 }
 
 TEST(ExploreSeed, ForgetGate) {

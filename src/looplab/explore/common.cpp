@@ -137,8 +137,21 @@ std::string fmt(double v, int significant) {
   if (std::isnan(v)) return "undefined";
   if (std::isinf(v)) return v > 0 ? "infinite" : "-infinite";
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", significant, v);
+  std::snprintf(buf, sizeof buf, "%.*e", significant - 1, v);  // rounds to the significant digits
+  const double rounded = std::stod(buf);
+  if (rounded == 0) return "0";
+  const int e = static_cast<int>(std::floor(std::log10(std::abs(rounded))));
+  if (e < -7 || e >= 15) {
+    std::snprintf(buf, sizeof buf, "%.*g", significant, v);
+    return buf;
+  }
+  // Plain decimal notation (0.0000619, 100000), trailing zeros dropped.
+  std::snprintf(buf, sizeof buf, "%.*f", std::max(0, significant - 1 - e), rounded);
   std::string s = buf;
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
   if (s == "-0") s = "0";
   return s;
 }

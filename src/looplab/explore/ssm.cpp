@@ -142,7 +142,7 @@ nlohmann::json hippo(const Settings& s) {
   json j = base(5, "hippo", "A polynomial memory of everything so far", "Chapter 7, 7.15.1 HiPPO on a Sine Wave; 7.4.2 HiPPO-LegS",
                 "Can a few numbers hold a whole stretch of a signal, and how long a stretch before they fail?", args);
   const Fit f = legendre_fit(m, periods);
-  const double places = -std::log10(f.max_error);
+  const double places = std::max(0.0, -std::log10(f.max_error));  // no correct places once the error passes 1
   const int crossings = interior_crossings(periods);
   j["readouts"] = {readout("max_error", "Largest error over the window", f.max_error),
                    readout("decimal_places", "Correct decimal places", places, 2),
@@ -160,9 +160,9 @@ nlohmann::json hippo(const Settings& s) {
   }
   std::vector<double> ms = linspace(2, 16, 15), p1, p3, p10;
   for (double mm : ms) {
-    p1.push_back(-std::log10(legendre_fit(static_cast<int>(mm), 1).max_error));
-    p3.push_back(-std::log10(legendre_fit(static_cast<int>(mm), 3).max_error));
-    p10.push_back(-std::log10(legendre_fit(static_cast<int>(mm), 10).max_error));
+    p1.push_back(std::max(0.0, -std::log10(legendre_fit(static_cast<int>(mm), 1).max_error)));
+    p3.push_back(std::max(0.0, -std::log10(legendre_fit(static_cast<int>(mm), 3).max_error)));
+    p10.push_back(std::max(0.0, -std::log10(legendre_fit(static_cast<int>(mm), 10).max_error)));
   }
   j["plots"] = {plot("The sine and its polynomial reconstruction", "s (periods)", "value",
                      {series("sin(2 pi s)", sx, sine), series("reconstruction", sx, recon), series("error", sx, err)}),

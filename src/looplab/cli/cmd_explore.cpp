@@ -1,0 +1,101 @@
+// looplab explore list | looplab explore NAME [--set PARAM=VALUE ...] [--json]: runs one of the
+// chapter 7 illustrations and prints it as text or as JSON. No model involved.
+#include "looplab/cli/cmd_explore.h"
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "looplab/cli/group.h"
+#include "looplab/explore/explore.h"
+#include "looplab/util/error.h"
+
+namespace looplab::cli {
+
+namespace {
+
+Command add_list(CLI::App* parent) {
+  auto* app = parent->add_subcommand("list", "List the illustrations and their parameters");
+  auto json_out = std::make_shared<bool>(false);
+  app->add_flag("--json", *json_out, "print the list as JSON");
+  return {app, [json_out] {
+            nlohmann::json all = nlohmann::json::array();
+            for (const auto& ill : explore::registry()) {
+              const nlohmann::json j = ill.compute({});
+              all.push_back({{"name", ill.name}, {"title", ill.title}, {"parameters", j["parameters"]}});
+            }
+            if (*json_out) {
+              std::cout << all.dump(2) << "\n";
+              return;
+            }
+            for (const auto& i : all) {
+              std::string params;
+              for (const auto& p : i["parameters"]) {
+                params += params.empty() ? "" : "; ";
+                params += p["name"].get<std::string>() + " ";
+                if (p["kind"] == "choice") {
+                  std::string c;
+                  for (const auto& x : p["choices"]) c += (c.empty() ? "" : "|") + x.get<std::string>();
+                  params += c + " (default " + p["default"].get<std::string>() + ")";
+                } else {
+                  char buf[128];
+                  std::snprintf(buf, sizeof buf, "in [%g, %g] (default %g)", p["min"].get<double>(), p["max"].get<double>(),
+                                p["default"].get<double>());
+                  params += buf;
+                }
+              }
+              std::printf("%-18s %s\n%-18s   %s\n", i["name"].get<std::string>().c_str(), i["title"].get<std::string>().c_str(), "",
+                          params.c_str());
+            }
+          }};
+}
+
+Command add_one(CLI::App* parent, const explore::Illustration& ill) {
+  auto* app = parent->add_subcommand(ill.name, ill.title);
+  struct Options {
+    std::vector<std::string> set;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  app->add_option("--set", o->set, "PARAM=VALUE (repeatable); see `looplab explore list`");
+  app->add_flag("--json", o->json, "print everything as JSON (parameters, readouts, plot data, text)");
+  const std::string name = ill.name;
+  return {app, [o, name] {
+            explore::Settings settings;
+            for (const std::string& s : o->set) {
+              const auto [key, value] = explore::parse_setting(s);
+              if (settings.count(key)) throw Error("explore: parameter " + key + " given twice");
+              settings[key] = value;
+            }
+            const nlohmann::json j = explore::run(name, settings);
+            if (o->json)
+              std::cout << j.dump(2) << "\n";
+            else
+              std::cout << explore::to_text(j);
+          }};
+}
+
+}  // namespace
+
+Command add_explore(CLI::App& parent) {
+  auto* app = parent.add_subcommand("explore", "The chapter 7 recurrence illustrations: list, or run one by name");
+  std::vector<Command> subcommands = {add_list(app)};
+  for (const auto& ill : explore::registry()) subcommands.push_back(add_one(app, ill));
+  Command group = command_group(app, subcommands);
+  // An unknown name is left over rather than refused by the parser, so that the error can
+  // list the illustrations.
+  app->require_subcommand(0, 1);
+  app->allow_extras();
+  return {app, [app, group] {
+            if (!app->get_subcommands().empty()) return group.run();
+            std::string names;
+            for (const auto& ill : explore::registry()) names += (names.empty() ? "" : ", ") + ill.name;
+            const auto rest = app->remaining();
+            throw Error(rest.empty() ? "explore: name an illustration, or list (one of: " + names + ")"
+                                     : "explore: unknown illustration '" + rest.front() + "' (one of: list, " + names + ")");
+          }};
+}
+
+}  // namespace looplab::cli
