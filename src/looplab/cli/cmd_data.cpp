@@ -70,7 +70,7 @@ Command add_chess(CLI::App* data) {
   struct Options {
     int64_t count = 1000;
     uint64_t seed = 0;
-    int depth = 10;
+    int depth = 8;
     std::string out, engine;
   };
   auto o = std::make_shared<Options>();

@@ -46,7 +46,7 @@ Engine::Engine(const std::string& path, int multipv) : path_(path), multipv_(mul
   send("uci");
   wait_for("uciok");
   send("setoption name Threads value 1");
-  send("setoption name Hash value 16");
+  send("setoption name Hash value 1");  // small: cleared before every search
   send("setoption name MultiPV value " + std::to_string(multipv));
   send("isready");
   wait_for("readyok");

@@ -18,7 +18,7 @@ class Engine;
 
 struct ChessGeneratorOptions {
   std::string engine;  // path; empty: find_engine()
-  int depth = 12;      // analysis depth of the candidate position
+  int depth = 8;       // analysis depth of the candidate position
   int threads = 0;     // engine processes; 0: all cores
 };
 
