@@ -1,0 +1,681 @@
+// The stability-region geometry of the scalar model; see geometry.h and docs/analysis.md.
+#include "looplab/analysis/geometry.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+#include <tuple>
+
+#include "looplab/util/error.h"
+
+namespace looplab::analysis {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+// project()'s domain: the quartic's terms (up to the fourth power of its root bound) stay finite.
+constexpr double kMaxCoordinate = 1e50;
+
+std::string num(double v) {  // shortest text that reads back to the same double
+  if (!std::isfinite(v)) return v > 0 ? "inf" : (v < 0 ? "-inf" : "nan");
+  if (v == 0) return "0";  // also for -0
+  char buf[40];
+  for (int precision = 6; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+std::string fixed(double v, int places) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", places, v);
+  return buf;
+}
+
+double dist2(Point a, Point b) {
+  const double dx = a.x - b.x, dy = a.y - b.y;
+  return dx * dx + dy * dy;
+}
+
+// ---- real roots of P(x) = x^4 - a x^3 + b c x - c^2 by bracketing --------------------------
+//
+// P'' = 12 x^2 - 6 a x vanishes at 0 and a/2 only, so P' is monotone between -B, those two and
+// B, and has at most one root in each piece; P in turn is monotone between consecutive roots of
+// P' and has at most one root in each of those pieces. B bounds every root of P and of P'
+// (Cauchy: 1 + the largest coefficient of the monic polynomial). Bisection on a sign change
+// then finds every simple root; a root of even multiplicity (a tangency: P touches zero without
+// changing sign) is a root of P' too and is caught there.
+
+struct Quartic {
+  double a, bc, c2;
+  double p(double x) const { return (((x - a) * x) * x + bc) * x - c2; }
+  double dp(double x) const { return (4 * x - 3 * a) * x * x + bc; }
+  double scale(double x) const {  // the size of P's terms at x: rounding in p(x) is ~1e-16 of this
+    const double ax = std::abs(x);
+    return ax * ax * ax * ax + std::abs(a) * ax * ax * ax + std::abs(bc) * ax + c2;
+  }
+};
+
+// The root of f in [lo, hi], given f(lo) and f(hi) of opposite signs (or one of them zero).
+template <class F>
+double bisect(const F& f, double lo, double hi, double flo) {
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    if (mid <= lo || mid >= hi) break;
+    const double fm = f(mid);
+    if (fm == 0) return mid;
+    if ((fm < 0) == (flo < 0)) {
+      lo = mid;
+      flo = fm;
+    } else {
+      hi = mid;
+    }
+  }
+  return 0.5 * (lo + hi);
+}
+
+// The roots of a function monotone on each [breaks[i], breaks[i+1]].
+template <class F>
+std::vector<double> piecewise_monotone_roots(const F& f, const std::vector<double>& breaks) {
+  std::vector<double> roots;
+  for (size_t i = 0; i + 1 < breaks.size(); ++i) {
+    const double lo = breaks[i], hi = breaks[i + 1];
+    if (!(lo < hi)) continue;
+    const double flo = f(lo), fhi = f(hi);
+    if (flo == 0) {
+      roots.push_back(lo);
+    } else if (fhi == 0) {
+      roots.push_back(hi);
+    } else if ((flo < 0) != (fhi < 0)) {
+      roots.push_back(bisect(f, lo, hi, flo));
+    }
+  }
+  std::sort(roots.begin(), roots.end());
+  roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+  return roots;
+}
+
+struct CriticalPoints {
+  std::vector<double> roots;        // of P
+  std::vector<double> extra;        // of P' (candidates that cover tangencies)
+};
+
+CriticalPoints critical_points(double a, double b, double c) {
+  const Quartic q{a, b * c, c * c};
+  const double bound = 1 + std::max({std::abs(a), std::abs(q.bc), q.c2});  // >= the bound for P'
+  const double h0 = std::min(0.0, 0.5 * a), h1 = std::max(0.0, 0.5 * a);
+  const std::vector<double> dbreaks = {-bound, h0, h1, bound};
+  CriticalPoints out;
+  out.extra = piecewise_monotone_roots([&](double x) { return q.dp(x); }, dbreaks);
+  std::vector<double> breaks = {-bound};
+  for (double r : out.extra)
+    if (r > -bound && r < bound) breaks.push_back(r);
+  breaks.push_back(bound);
+  std::vector<double> roots = piecewise_monotone_roots([&](double x) { return q.p(x); }, breaks);
+  // Tangencies: a root of P' where P vanishes to rounding.
+  for (double r : out.extra)
+    if (std::abs(q.p(r)) <= 64 * std::numeric_limits<double>::epsilon() * q.scale(r)) roots.push_back(r);
+  // Newton polish: keep a step only while it lowers |P| (bisection already got within a few ulps).
+  for (double& r : roots) {
+    for (int i = 0; i < 4; ++i) {
+      const double d = q.dp(r);
+      if (d == 0) break;
+      const double next = r - q.p(r) / d;
+      if (!(std::abs(q.p(next)) < std::abs(q.p(r)))) break;
+      r = next;
+    }
+  }
+  std::sort(roots.begin(), roots.end());
+  roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+  roots.erase(std::remove(roots.begin(), roots.end(), 0.0), roots.end());  // P(0) = -c^2 != 0 anyway
+  out.roots = std::move(roots);
+  out.extra.erase(std::remove(out.extra.begin(), out.extra.end(), 0.0), out.extra.end());
+  return out;
+}
+
+// The candidates on the hyperbola x * v = c (c != 0) nearest to (a, b) in the (x, v) plane:
+// the closest of P's critical points, plus P''s roots as a safety net.
+Point nearest_on_hyperbola(double a, double b, double c) {
+  const CriticalPoints cp = critical_points(a, b, c);
+  Point best{std::numeric_limits<double>::quiet_NaN(), 0};
+  double best_d = std::numeric_limits<double>::infinity();
+  auto consider = [&](double x) {
+    const Point p{x, c / x};
+    const double d = dist2(p, {a, b});
+    if (d < best_d) {
+      best_d = d;
+      best = p;
+    }
+  };
+  for (double x : cp.roots) consider(x);
+  for (double x : cp.extra) consider(x);
+  return best;
+}
+
+// Moves y towards `target` a few ulps at a time until the point is in the closed region (the
+// computed hyperbola point can miss it by a rounding error).
+Point into_region(Placement placement, Point p, double target) {
+  for (int i = 0; i < 256 && !in_closed_region(placement, p); ++i) p.y = std::nextafter(p.y, target);
+  if (!in_closed_region(placement, p)) p.y = target;  // target is inside: y = 0 or y = -1
+  return p;
+}
+
+}  // namespace
+
+const char* placement_name(Placement p) { return p == Placement::internal ? "internal" : "external"; }
+
+bool is_stable(Placement placement, Point p) {
+  return placement == Placement::internal ? std::abs(1 + p.x * p.y) < 1 : std::abs((1 + p.y) * p.x) < 1;
+}
+
+bool in_closed_region(Placement placement, Point p) {
+  return placement == Placement::internal ? std::abs(1 + p.x * p.y) <= 1 : std::abs((1 + p.y) * p.x) <= 1;
+}
+
+std::vector<double> hyperbola_critical_points(double a, double b, double c) {
+  if (c == 0 || !std::isfinite(a) || !std::isfinite(b) || !std::isfinite(c))
+    throw Error("hyperbola_critical_points: needs finite a, b and c != 0");
+  return critical_points(a, b, c).roots;
+}
+
+Point project(Placement placement, Point p) {
+  if (!(std::abs(p.x) <= kMaxCoordinate) || !(std::abs(p.y) <= kMaxCoordinate))
+    throw Error("project: the point (" + num(p.x) + ", " + num(p.y) + ") must have finite coordinates of size at most 1e50");
+  if (in_closed_region(placement, p)) return p;
+  std::vector<Point> candidates;
+  double target = 0;
+  if (placement == Placement::internal) {
+    // Region -2 <= x y <= 0: bounded by the axes (x y = 0) and the hyperbola x y = -2.
+    candidates.push_back({0, p.y});
+    candidates.push_back({p.x, 0});
+    candidates.push_back(nearest_on_hyperbola(p.x, p.y, -2));
+    target = 0;
+  } else {
+    // Region |x v| <= 1 with v = 1 + y: bounded by the hyperbolas x v = 1 and x v = -1.
+    const double v = 1 + p.y;
+    for (double c : {1.0, -1.0}) {
+      const Point q = nearest_on_hyperbola(p.x, v, c);
+      candidates.push_back({q.x, q.y - 1});
+    }
+    target = -1;
+  }
+  Point best = p;
+  double best_d = std::numeric_limits<double>::infinity();
+  for (const Point& q : candidates) {
+    if (!std::isfinite(q.x) || !std::isfinite(q.y)) continue;
+    const double d = dist2(q, p);
+    if (d < best_d) {
+      best_d = d;
+      best = q;
+    }
+  }
+  return into_region(placement, best, target);
+}
+
+// ---- figure 5 --------------------------------------------------------------------------------
+
+namespace {
+
+std::vector<double> linspace(double lo, double hi, int64_t n) {
+  std::vector<double> v(n);
+  if (n == 1) {
+    v[0] = 0.5 * (lo + hi);
+    return v;
+  }
+  for (int64_t i = 0; i < n; ++i) v[i] = lo + (hi - lo) * static_cast<double>(i) / static_cast<double>(n - 1);
+  v[0] = lo;
+  v[n - 1] = hi;
+  return v;
+}
+
+void check_box(double xmin, double xmax, double ymin, double ymax) {
+  for (double v : {xmin, xmax, ymin, ymax})
+    if (!std::isfinite(v)) throw Error("regions: the box bounds must be finite numbers");
+  if (!(xmin < xmax)) throw Error("regions: need xmin < xmax (got " + num(xmin) + " and " + num(xmax) + ")");
+  if (!(ymin < ymax)) throw Error("regions: need ymin < ymax (got " + num(ymin) + " and " + num(ymax) + ")");
+}
+
+}  // namespace
+
+RegionGrid region_grid(double xmin, double xmax, double ymin, double ymax, int64_t n) {
+  check_box(xmin, xmax, ymin, ymax);
+  if (n < 1) throw Error("regions: n must be at least 1 (got " + std::to_string(n) + ")");
+  if (n > 10000) throw Error("regions: n must be at most 10000 (got " + std::to_string(n) + ")");
+  RegionGrid g;
+  g.xmin = xmin;
+  g.xmax = xmax;
+  g.ymin = ymin;
+  g.ymax = ymax;
+  g.n = n;
+  g.xs = linspace(xmin, xmax, n);
+  g.ys = linspace(ymin, ymax, n);
+  g.internal.resize(n * n);
+  g.external.resize(n * n);
+  int64_t ni = 0, ne = 0, nb = 0;
+  for (int64_t iy = 0; iy < n; ++iy)
+    for (int64_t ix = 0; ix < n; ++ix) {
+      const Point p{g.xs[ix], g.ys[iy]};
+      const bool in = is_stable(Placement::internal, p), ex = is_stable(Placement::external, p);
+      g.internal[iy * n + ix] = in;
+      g.external[iy * n + ix] = ex;
+      ni += in;
+      ne += ex;
+      nb += in && ex;
+    }
+  const double total = static_cast<double>(n * n);
+  g.internal_fraction = ni / total;
+  g.external_fraction = ne / total;
+  g.both_fraction = nb / total;
+  return g;
+}
+
+nlohmann::json to_json(const RegionGrid& g) {
+  nlohmann::json internal = nlohmann::json::array(), external = nlohmann::json::array();
+  for (int64_t iy = 0; iy < g.n; ++iy) {
+    nlohmann::json ri = nlohmann::json::array(), re = nlohmann::json::array();
+    for (int64_t ix = 0; ix < g.n; ++ix) {
+      ri.push_back(static_cast<int>(g.internal[iy * g.n + ix]));
+      re.push_back(static_cast<int>(g.external[iy * g.n + ix]));
+    }
+    internal.push_back(std::move(ri));
+    external.push_back(std::move(re));
+  }
+  return {{"x_axis", "lg (recall Jacobian eigenvalue)"},
+          {"y_axis", "lh (sublayer Jacobian eigenvalue)"},
+          {"internal_condition", "|1 + x y| < 1"},
+          {"external_condition", "|(1 + y) x| < 1"},
+          {"box", {{"xmin", g.xmin}, {"xmax", g.xmax}, {"ymin", g.ymin}, {"ymax", g.ymax}}},
+          {"n", g.n},
+          {"xs", g.xs},
+          {"ys", g.ys},
+          {"internal", internal},
+          {"external", external},
+          {"internal_fraction", g.internal_fraction},
+          {"external_fraction", g.external_fraction},
+          {"both_fraction", g.both_fraction}};
+}
+
+std::string to_csv(const RegionGrid& g) {
+  std::string out = "x,y,internal,external\n";
+  for (int64_t iy = 0; iy < g.n; ++iy)
+    for (int64_t ix = 0; ix < g.n; ++ix) {
+      out += num(g.xs[ix]) + "," + num(g.ys[iy]) + "," + (g.internal[iy * g.n + ix] ? "1" : "0") + "," +
+             (g.external[iy * g.n + ix] ? "1" : "0") + "\n";
+    }
+  return out;
+}
+
+std::string region_map(double xmin, double xmax, double ymin, double ymax, int cols, int rows) {
+  check_box(xmin, xmax, ymin, ymax);
+  if (cols < 2 || rows < 2) throw Error("regions: the map needs at least 2 columns and 2 rows");
+  const std::vector<double> xs = linspace(xmin, xmax, cols), ys = linspace(ymin, ymax, rows);
+  auto nearest_zero = [](const std::vector<double>& v) {
+    if (v.front() > 0 || v.back() < 0) return -1;
+    int best = 0;
+    for (int i = 1; i < static_cast<int>(v.size()); ++i)
+      if (std::abs(v[i]) < std::abs(v[best])) best = i;
+    return best;
+  };
+  const int zx = nearest_zero(xs), zy = nearest_zero(ys);
+  std::string out;
+  for (int r = rows - 1; r >= 0; --r) {
+    for (int c = 0; c < cols; ++c) {
+      const Point p{xs[c], ys[r]};
+      const bool in = is_stable(Placement::internal, p), ex = is_stable(Placement::external, p);
+      char ch = in && ex ? 'B' : in ? 'I' : ex ? 'E' : '.';
+      if (ch == '.' && c == zx) ch = '|';
+      if (ch == '.' && r == zy) ch = c == zx ? '+' : '-';
+      out += ch;
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+// ---- table 3 ---------------------------------------------------------------------------------
+
+NormalSource::NormalSource(uint64_t seed) : engine_(seed) {}
+
+double NormalSource::uniform_from_word(uint64_t word) {
+  return static_cast<double>((word >> 11) + 1) * (1.0 / 9007199254740992.0);  // (0, 1]
+}
+
+double NormalSource::next() {
+  if (has_spare_) {
+    has_spare_ = false;
+    return spare_;
+  }
+  const double u1 = uniform_from_word(engine_()), u2 = uniform_from_word(engine_());
+  const double r = std::sqrt(-2 * std::log(u1)), theta = 2 * kPi * u2;
+  spare_ = r * std::sin(theta);
+  has_spare_ = true;
+  return r * std::cos(theta);
+}
+
+std::vector<Point> gaussian_points(uint64_t seed, int64_t n, double sigma) {
+  NormalSource z(seed);
+  std::vector<Point> pts(n);
+  for (auto& p : pts) {
+    p.x = sigma * z.next();
+    p.y = sigma * z.next();
+  }
+  return pts;
+}
+
+double log_range(Point p, double eps) { return std::abs(std::log((std::abs(p.x) + eps) / (std::abs(p.y) + eps))); }
+
+double balance(Point p, double eps) {
+  const double ax = std::abs(p.x), ay = std::abs(p.y);
+  return (std::min(ax, ay) + eps) / (std::max(ax, ay) + eps);
+}
+
+Summary summarize(std::vector<double> v) {
+  if (v.empty()) throw Error("summarize: no values");
+  const size_t n = v.size();
+  double sum = 0;
+  for (double x : v) sum += x;
+  Summary s;
+  s.mean = sum / n;
+  double ss = 0;
+  for (double x : v) ss += (x - s.mean) * (x - s.mean);
+  s.se = n > 1 ? std::sqrt(ss / (n - 1)) / std::sqrt(static_cast<double>(n)) : 0;
+  std::sort(v.begin(), v.end());
+  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return s;
+}
+
+AnisotropyResult anisotropy(int64_t n, const std::vector<double>& sigmas, uint64_t seed) {
+  if (n < 2) throw Error("anisotropy: n must be at least 2 (got " + std::to_string(n) + ")");
+  if (n > 100000000) throw Error("anisotropy: n must be at most 100000000 (got " + std::to_string(n) + ")");
+  if (sigmas.empty()) throw Error("anisotropy: give at least one sigma");
+  for (double s : sigmas)
+    if (!std::isfinite(s) || !(s > 0)) throw Error("anisotropy: every sigma must be a finite number > 0 (got " + num(s) + ")");
+  AnisotropyResult r;
+  r.seed = seed;
+  r.n = n;
+  r.sigmas = sigmas;
+  for (double sigma : sigmas) {
+    const std::vector<Point> pts = gaussian_points(seed, n, sigma);
+    for (Placement placement : {Placement::internal, Placement::external}) {
+      std::vector<double> lr(n), bal(n);
+      int64_t inside = 0, on_axis = 0;
+      double dsum = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const Point q = project(placement, pts[i]);
+        lr[i] = log_range(q, r.eps);
+        bal[i] = balance(q, r.eps);
+        inside += q.x == pts[i].x && q.y == pts[i].y;
+        on_axis += q.x == 0 || q.y == 0;
+        dsum += std::sqrt(dist2(q, pts[i]));
+      }
+      AnisotropyRow row;
+      row.sigma = sigma;
+      row.placement = placement;
+      row.log_range = summarize(std::move(lr));
+      row.balance = summarize(std::move(bal));
+      row.inside_fraction = static_cast<double>(inside) / n;
+      row.on_axis_fraction = static_cast<double>(on_axis) / n;
+      row.mean_distance = dsum / n;
+      r.rows.push_back(row);
+    }
+  }
+  return r;
+}
+
+const std::vector<PaperRow>& paper_table3() {
+  using P = Placement;
+  static const std::vector<PaperRow> rows = {
+      {0.5, P::internal, {9.3359, 0.0831, 4.6835}, {0.2250, 0.0030, 0.0092}},
+      {0.5, P::external, {1.1524, 0.0102, 0.8946}, {0.4417, 0.0028, 0.4088}},
+      {1, P::internal, {9.6840, 0.0865, 4.6835}, {0.2225, 0.0030, 0.0092}},
+      {1, P::external, {1.2031, 0.0098, 1.0320}, {0.4144, 0.0027, 0.3563}},
+      {2, P::internal, {10.1580, 0.0888, 4.9472}, {0.1803, 0.0026, 0.0071}},
+      {2, P::external, {1.4412, 0.0093, 1.4045}, {0.3315, 0.0025, 0.2455}},
+      {4, P::internal, {11.1402, 0.0884, 18.1294}, {0.0943, 0.0017, 0.0000}},
+      {4, P::external, {1.9594, 0.0106, 1.7632}, {0.2197, 0.0020, 0.1715}},
+  };
+  return rows;
+}
+
+const PaperRow* paper_row(double sigma, Placement placement) {
+  for (const PaperRow& r : paper_table3())
+    if (r.sigma == sigma && r.placement == placement) return &r;
+  return nullptr;
+}
+
+namespace {
+
+nlohmann::json summary_json(const Summary& s) { return {{"mean", s.mean}, {"se", s.se}, {"median", s.median}}; }
+
+// Our mean against the paper's: the difference in units of the combined standard error (both are
+// means of independent samples of n draws).
+double z_score(const Summary& ours, const Summary& paper) {
+  return (ours.mean - paper.mean) / std::sqrt(ours.se * ours.se + paper.se * paper.se);
+}
+// Our median against the paper's: relative difference (absolute when the paper's is 0).
+double median_rel(const Summary& ours, const Summary& paper) {
+  return paper.median == 0 ? std::abs(ours.median) : std::abs(ours.median - paper.median) / std::abs(paper.median);
+}
+// Within 5%; against the paper's printed 0.0000, below half its last printed digit.
+bool median_matches(const Summary& ours, const Summary& paper) {
+  return paper.median == 0 ? std::abs(ours.median) < 5e-5 : median_rel(ours, paper) <= 0.05;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const AnisotropyResult& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const AnisotropyRow& row : r.rows) {
+    nlohmann::json j = {{"sigma", row.sigma},
+                        {"placement", placement_name(row.placement)},
+                        {"log_range", summary_json(row.log_range)},
+                        {"balance", summary_json(row.balance)},
+                        {"inside_fraction", row.inside_fraction},
+                        {"on_axis_fraction", row.on_axis_fraction},
+                        {"mean_distance", row.mean_distance}};
+    if (const PaperRow* p = paper_row(row.sigma, row.placement)) {
+      j["paper"] = {{"log_range", summary_json(p->log_range)}, {"balance", summary_json(p->balance)}};
+      nlohmann::json c = nlohmann::json::object();
+      for (const auto& [name, o, q] : {std::tuple<const char*, const Summary&, const Summary&>{"log_range", row.log_range, p->log_range},
+                                       {"balance", row.balance, p->balance}}) {
+        const double z = z_score(o, q);
+        c[std::string(name) + "_mean_z"] = z;
+        c[std::string(name) + "_mean_match"] = std::abs(z) <= 3;
+        c[std::string(name) + "_median_rel"] = q.median == 0 ? nlohmann::json(nullptr) : nlohmann::json(median_rel(o, q));
+        c[std::string(name) + "_median_match"] = median_matches(o, q);
+      }
+      j["comparison"] = c;
+    } else {
+      j["paper"] = nullptr;
+    }
+    rows.push_back(std::move(j));
+  }
+  return {{"experiment", "projected-point anisotropy (paper appendix B.2, table 3)"},
+          {"n", r.n},
+          {"seed", r.seed},
+          {"eps", r.eps},
+          {"sigmas", r.sigmas},
+          {"rng", "std::mt19937_64(seed), Box-Muller; point i = sigma * (z[2i], z[2i+1]), same z for every sigma"},
+          {"rows", rows}};
+}
+
+std::string to_csv(const AnisotropyResult& r) {
+  std::string out =
+      "sigma,placement,n,log_range_mean,log_range_se,log_range_median,balance_mean,balance_se,balance_median,"
+      "inside_fraction,on_axis_fraction,mean_distance,paper_log_range_mean,paper_log_range_se,"
+      "paper_log_range_median,paper_balance_mean,paper_balance_se,paper_balance_median\n";
+  for (const AnisotropyRow& row : r.rows) {
+    out += num(row.sigma) + "," + placement_name(row.placement) + "," + std::to_string(r.n);
+    for (double v : {row.log_range.mean, row.log_range.se, row.log_range.median, row.balance.mean, row.balance.se,
+                     row.balance.median, row.inside_fraction, row.on_axis_fraction, row.mean_distance})
+      out += "," + num(v);
+    const PaperRow* p = paper_row(row.sigma, row.placement);
+    if (p) {
+      for (double v : {p->log_range.mean, p->log_range.se, p->log_range.median, p->balance.mean, p->balance.se,
+                       p->balance.median})
+        out += "," + num(v);
+    } else {
+      out += ",,,,,,";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string to_text(const AnisotropyResult& r) {
+  std::ostringstream out;
+  out << "Projected-point anisotropy (paper table 3): n = " << r.n << " draws per sigma, seed " << r.seed
+      << ", eps = 1e-8\n"
+      << "x = lg (recall), y = lh (sublayer); exact Euclidean projection onto the closed regions.\n"
+      << "Means: ours (SE) | paper (SE) | z = difference / combined SE, '*' when |z| > 3.\n"
+      << "Medians: ours | paper | '*' when they differ by more than 5% (against 0.0000: by 0.00005).\n\n";
+  char buf[256];
+  auto cell_mean = [&](const Summary& o, const Summary* p) {
+    std::string s = fixed(o.mean, 4) + " (" + fixed(o.se, 4) + ")";
+    if (p) {
+      const double z = z_score(o, *p);
+      std::snprintf(buf, sizeof buf, " | %s (%s) z=%+.1f%s", fixed(p->mean, 4).c_str(), fixed(p->se, 4).c_str(), z,
+                    std::abs(z) > 3 ? "*" : "");
+      s += buf;
+    }
+    return s;
+  };
+  auto cell_median = [&](const Summary& o, const Summary* p) {
+    std::string s = fixed(o.median, 4);
+    if (p) s += " | " + fixed(p->median, 4) + (median_matches(o, *p) ? "" : " *");
+    return s;
+  };
+  for (const char* metric : {"log-range", "balance"}) {
+    const bool lr = std::string(metric) == "log-range";
+    out << metric << "\n";
+    std::snprintf(buf, sizeof buf, "  %-6s %-9s %-44s %-20s\n", "sigma", "placement", "mean (SE) | paper (SE)",
+                  "median | paper");
+    out << buf;
+    for (const AnisotropyRow& row : r.rows) {
+      const PaperRow* p = paper_row(row.sigma, row.placement);
+      const Summary& o = lr ? row.log_range : row.balance;
+      const Summary* ps = p ? (lr ? &p->log_range : &p->balance) : nullptr;
+      std::snprintf(buf, sizeof buf, "  %-6s %-9s %-44s %-20s\n", num(row.sigma).c_str(), placement_name(row.placement),
+                    cell_mean(o, ps).c_str(), cell_median(o, ps).c_str());
+      out << buf;
+    }
+    out << "\n";
+  }
+  out << "draws already inside / projected onto an axis / mean distance moved\n";
+  for (const AnisotropyRow& row : r.rows) {
+    std::snprintf(buf, sizeof buf, "  sigma %-5s %-9s %6.2f%% %6.2f%%  %.4f\n", num(row.sigma).c_str(),
+                  placement_name(row.placement), 100 * row.inside_fraction, 100 * row.on_axis_fraction,
+                  row.mean_distance);
+    out << buf;
+  }
+  return out.str();
+}
+
+// ---- figure 2 --------------------------------------------------------------------------------
+
+const char* fate_name(Fate f) {
+  switch (f) {
+    case Fate::converges: return "converges";
+    case Fate::diverges: return "diverges";
+    case Fate::stable_manifold: return "stable-manifold";
+    case Fate::neutral: return "neutral";
+  }
+  return "?";
+}
+
+Fate classify(double lx, double ly, Point start) {
+  const std::array<double, 2> lambda = {std::abs(lx), std::abs(ly)};
+  const std::array<bool, 2> active = {start.x != 0, start.y != 0};
+  bool expanding = false, neutral = false, unstable_elsewhere = false;
+  for (int i = 0; i < 2; ++i) {
+    if (active[i]) {
+      expanding |= lambda[i] > 1;
+      neutral |= lambda[i] == 1;
+    } else {
+      unstable_elsewhere |= lambda[i] > 1;
+    }
+  }
+  if (expanding) return Fate::diverges;
+  if (neutral) return Fate::neutral;
+  return unstable_elsewhere ? Fate::stable_manifold : Fate::converges;
+}
+
+PhasePortrait phase_portrait(double lx, double ly, int64_t steps, int64_t starts, double radius, double escape_radius) {
+  if (!std::isfinite(lx) || !std::isfinite(ly)) throw Error("phase: lx and ly must be finite numbers");
+  if (steps < 1 || steps > 100000) throw Error("phase: steps must be in [1, 100000] (got " + std::to_string(steps) + ")");
+  if (starts < 1 || starts > 100000) throw Error("phase: starts must be in [1, 100000] (got " + std::to_string(starts) + ")");
+  if (!std::isfinite(radius) || !(radius > 0)) throw Error("phase: the radius must be a finite number > 0");
+  if (!(escape_radius > radius)) throw Error("phase: the escape radius must exceed the radius");
+  PhasePortrait pp;
+  pp.lx = lx;
+  pp.ly = ly;
+  pp.steps = steps;
+  pp.radius = radius;
+  pp.escape_radius = escape_radius;
+  const double ax = std::abs(lx), ay = std::abs(ly);
+  pp.fixed_point = ax < 1 && ay < 1                           ? "attracting"
+                   : (ax < 1 && ay > 1) || (ax > 1 && ay < 1) ? "saddle"
+                   : ax > 1 && ay > 1                         ? "repelling"
+                                                              : "non-hyperbolic";
+  for (int64_t k = 0; k < starts; ++k) {
+    Point s;
+    // Exact points on the axes where 4k/starts is whole: cos and sin of pi/2 are not 0 in doubles.
+    if ((4 * k) % starts == 0) {
+      const int64_t quarter = (4 * k) / starts;
+      const double c[4] = {1, 0, -1, 0}, sn[4] = {0, 1, 0, -1};
+      s = {radius * c[quarter], radius * sn[quarter]};
+    } else {
+      const double theta = 2 * kPi * static_cast<double>(k) / static_cast<double>(starts);
+      s = {radius * std::cos(theta), radius * std::sin(theta)};
+    }
+    Trajectory t;
+    t.start = s;
+    t.fate = classify(lx, ly, s);
+    t.points.push_back(s);
+    Point p = s;
+    for (int64_t i = 0; i < steps; ++i) {
+      p = {lx * p.x, ly * p.y};
+      t.points.push_back(p);
+      if (std::hypot(p.x, p.y) > escape_radius) {
+        t.escaped = true;
+        break;
+      }
+    }
+    pp.trajectories.push_back(std::move(t));
+  }
+  return pp;
+}
+
+nlohmann::json to_json(const PhasePortrait& p) {
+  nlohmann::json ts = nlohmann::json::array();
+  for (const Trajectory& t : p.trajectories) {
+    nlohmann::json pts = nlohmann::json::array();
+    for (const Point& q : t.points) pts.push_back({q.x, q.y});
+    ts.push_back({{"start", {t.start.x, t.start.y}}, {"fate", fate_name(t.fate)}, {"escaped", t.escaped}, {"points", pts}});
+  }
+  return {{"map", "(x, y) -> (lx x, ly y)"},
+          {"lx", p.lx},
+          {"ly", p.ly},
+          {"steps", p.steps},
+          {"radius", p.radius},
+          {"escape_radius", p.escape_radius},
+          {"fixed_point", p.fixed_point},
+          {"trajectories", ts}};
+}
+
+std::string to_csv(const PhasePortrait& p) {
+  std::string out = "trajectory,step,x,y,fate\n";
+  for (size_t i = 0; i < p.trajectories.size(); ++i) {
+    const Trajectory& t = p.trajectories[i];
+    for (size_t s = 0; s < t.points.size(); ++s)
+      out += std::to_string(i) + "," + std::to_string(s) + "," + num(t.points[s].x) + "," + num(t.points[s].y) + "," +
+             fate_name(t.fate) + "\n";
+  }
+  return out;
+}
+
+}  // namespace looplab::analysis
