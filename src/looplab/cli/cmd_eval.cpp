@@ -72,16 +72,11 @@ Command add_eval(CLI::App& parent) {
   return {app, [o] {
             const auto [first, last] = parse_range(o->iters);
             if (o->batch < 1 || o->count < 0) throw Error("--batch must be >= 1 and --count >= 0");
-            if (o->weights != "best" && o->weights != "latest")
-              throw Error("--weights '" + o->weights + "': expected best or latest");
-            std::string weights = o->weights == "best" ? kBestWeightsFile : kWeightsFile;
-            if (o->weights == "best" && !std::filesystem::exists(o->dir + "/" + weights)) weights = kWeightsFile;
+            const std::string weights = weights_file(o->dir, o->weights);
             const torch::Device device = parse_device(o->device);
             LoopedTransformer model = load_model(o->dir, device, parse_dtype(o->dtype), weights);
             model->eval();
-            // A run directory records its data; a bare model directory uses the task's defaults.
-            DataSettings data = default_data_settings(model->config().task);
-            if (std::filesystem::exists(o->dir + "/training.json")) data = read_run_spec(o->dir).data;
+            DataSettings data = evaluation_data(o->dir, model->config().task);
             const bool interactive = isatty(fileno(stderr));
 
             nlohmann::json out = {{"weights", weights}, {"iters", {first, last}}, {"splits", nlohmann::json::object()}};

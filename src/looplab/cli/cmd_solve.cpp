@@ -99,11 +99,8 @@ Command add_solve(CLI::App& parent) {
   app->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
   return {app, [o] {
             if (o->iters < 1) throw Error("--iters must be >= 1");
-            if (o->weights != "best" && o->weights != "latest")
-              throw Error("--weights '" + o->weights + "': expected best or latest");
             if (o->puzzle.empty() && o->fen.empty()) throw Error("give --puzzle (sudoku) or --fen (chess)");
-            std::string weights = o->weights == "best" ? kBestWeightsFile : kWeightsFile;
-            if (o->weights == "best" && !std::filesystem::exists(o->dir + "/" + weights)) weights = kWeightsFile;
+            const std::string weights = weights_file(o->dir, o->weights);
             LoopedTransformer model = load_model(o->dir, parse_device(o->device), torch::kFloat32, weights);
             const std::string want = o->puzzle.empty() ? "chess" : "sudoku";
             if (model->config().task != want)

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <vector>
 
+#include "looplab/cli/cmd_analyze.h"
 #include "looplab/cli/cmd_explore.h"
 #include "looplab/cli/commands.h"
 #include "looplab/model/config.h"
@@ -45,7 +46,7 @@ int main(int argc, char** argv) {
   std::vector<cli::Command> commands = {cli::add_info(app), cli::add_init(app), cli::add_forward(app),
                                         cli::add_train(app), cli::add_eval(app),   cli::add_data(app),
                                         cli::add_demo(app),  cli::add_sudoku(app), cli::add_solve(app),
-                                        cli::add_bench(app),  cli::add_explore(app)};
+                                        cli::add_bench(app),  cli::add_explore(app), cli::add_analyze(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

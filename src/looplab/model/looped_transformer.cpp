@@ -141,7 +141,11 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& u, const Positions& p)
     out = torch::matmul(torch::softmax(scores, -1), vw).squeeze(3);
   } else {
 #if TORCH_VERSION_MAJOR >= 2
-    out = at::scaled_dot_product_attention(q, k, v);  // same 1/sqrt(head_dim) scale, fused kernels
+    if (fused) {
+      out = at::scaled_dot_product_attention(q, k, v);  // same 1/sqrt(head_dim) scale, fused kernels
+    } else {
+      out = torch::matmul(torch::softmax(torch::matmul(q, k.transpose(-1, -2)) * scale, -1), v);
+    }
 #else
     out = torch::matmul(torch::softmax(torch::matmul(q, k.transpose(-1, -2)) * scale, -1), v);
 #endif
@@ -241,6 +245,10 @@ Positions LoopedTransformerImpl::positions(const std::vector<int64_t>& grid) con
     }
   }
   return p;
+}
+
+void LoopedTransformerImpl::set_fused_attention(bool fused) {
+  for (const auto& block : *recur_blocks) block->as<BlockImpl>()->attn->fused = fused;
 }
 
 torch::Tensor LoopedTransformerImpl::embed(const torch::Tensor& input) { return projection(input); }

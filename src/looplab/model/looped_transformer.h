@@ -59,6 +59,10 @@ struct AttentionImpl : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& u, const Positions& p);
 
   int64_t heads;
+  // LibTorch >= 2 runs full attention through scaled_dot_product_attention, whose fused
+  // kernels cannot be differentiated twice; the fixed-point analysis (Jacobian-vector products
+  // by double backward) turns this off to get the plain, twice-differentiable formula.
+  bool fused = true;
   torch::nn::Linear qkv{nullptr}, out_proj{nullptr};
   RMSNorm q_norm{nullptr}, k_norm{nullptr};
 };
@@ -111,6 +115,9 @@ class LoopedTransformerImpl : public torch::nn::Module {
   };
   // embed, `iterations` iterations from x0, head.
   Output forward(const torch::Tensor& input, int64_t iterations);
+
+  // See AttentionImpl::fused.
+  void set_fused_attention(bool fused);
 
   torch::Device device() const { return projection->weight.device(); }
   torch::Dtype dtype() const { return projection->weight.scalar_type(); }

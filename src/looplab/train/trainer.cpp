@@ -319,6 +319,17 @@ RunSpec preset_spec(const std::string& preset, const std::string& task, Recall r
   return s;
 }
 
+std::string weights_file(const std::string& dir, const std::string& which) {
+  if (which != "best" && which != "latest") throw Error("--weights '" + which + "': expected best or latest");
+  if (which == "best" && std::filesystem::exists(std::filesystem::path(dir) / kBestWeightsFile)) return kBestWeightsFile;
+  return kWeightsFile;
+}
+
+DataSettings evaluation_data(const std::string& dir, const std::string& task) {
+  if (std::filesystem::exists(std::filesystem::path(dir) / "training.json")) return read_run_spec(dir).data;
+  return default_data_settings(task);
+}
+
 RunSpec read_run_spec(const std::string& dir) {
   RunSpec s;
   s.model = read_model_config(dir);

@@ -22,6 +22,11 @@ namespace looplab {
 
 inline constexpr const char* kBestWeightsFile = "best.safetensors";
 
+// The weights file a user means by `which`: "latest" (model.safetensors) or "best"
+// (best.safetensors, or the latest weights in a directory that has no best, e.g. a bare model
+// directory). Throws looplab::Error for any other name.
+std::string weights_file(const std::string& dir, const std::string& which);
+
 struct TrainOptions {
   std::string preset = "cpu";
   double lr = 1e-3;
@@ -53,5 +58,9 @@ void train(const std::string& dir, const RunSpec& spec, torch::Device device);
 void resume(const std::string& dir, int64_t epochs, torch::Device device);
 
 RunSpec read_run_spec(const std::string& dir);
+
+// The data a directory's model is evaluated on: a run directory's recorded settings, or the
+// task's defaults (SPEC section 3) for a bare model directory.
+DataSettings evaluation_data(const std::string& dir, const std::string& task);
 
 }  // namespace looplab

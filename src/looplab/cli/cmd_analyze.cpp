@@ -1,0 +1,134 @@
+// looplab analyze DIR: the fixed-point analysis of a trained model (reachability, input
+// dependence, initialization independence, overthinking), written to DIR/analysis.json.
+// looplab analyze regions | anisotropy | phase: the paper's geometry of the scalar model.
+#include "looplab/cli/cmd_analyze.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "looplab/analysis/model_report.h"
+#include "looplab/cli/cmd_analyze_geometry.h"
+#include "looplab/io/atomic_file.h"
+#include "looplab/model/model_dir.h"
+#include "looplab/runtime.h"
+#include "looplab/train/trainer.h"
+#include "looplab/util/error.h"
+
+namespace looplab::cli {
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+Command add_analyze(CLI::App& parent) {
+  auto* app = parent.add_subcommand(
+      "analyze", "Fixed-point analysis of a trained model (DIR), or the scalar model's geometry (regions, anisotropy, phase)");
+  struct Options {
+    std::string dir, splits = "val", weights = "best", device = "cpu", dtype = "float32";
+    int64_t count = 100, iters = 500, detail = 10, batch = 100, arnoldi = 60;
+    double tolerance = 1e-4;
+    uint64_t seed = 0;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  app->add_option("dir", o->dir, "run or model directory");
+  app->add_option("--split", o->splits, "comma-separated splits: train, val, hard")->capture_default_str();
+  app->add_option("--count", o->count, "examples per split for convergence and accuracy")->capture_default_str();
+  app->add_option("--iters", o->iters, "iterations to run (MAX)")->capture_default_str();
+  app->add_option("--tol", o->tolerance, "relative step that counts as settled")->capture_default_str();
+  app->add_option("--detail", o->detail,
+                  "how many of the examples get the Jacobian analyses (radius, sensitivity, init independence)")
+      ->capture_default_str();
+  app->add_option("--arnoldi-steps", o->arnoldi, "largest Krylov space for the spectral radius")->capture_default_str();
+  app->add_option("--seed", o->seed, "sensitivity directions and initial noise")->capture_default_str();
+  app->add_option("--weights", o->weights, "best or latest")->capture_default_str();
+  app->add_option("--batch", o->batch, "examples per batch")->capture_default_str();
+  app->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
+  app->add_option("--dtype", o->dtype, "dtype of the convergence pass (the Jacobian analyses use float64)")
+      ->capture_default_str();
+  app->add_flag("--json", o->json, "print analysis.json to stdout instead of the summary");
+
+  std::vector<Command> geometry;
+  add_geometry_commands(app, geometry);
+  app->require_subcommand(0, 1);
+
+  return {app, [o, geometry] {
+            for (const Command& c : geometry)
+              if (c.app->parsed()) return c.run();
+            if (o->dir.empty()) throw Error("analyze: give a run or model directory, or one of: regions, anisotropy, phase");
+            if (o->count < 1 || o->iters < 1 || o->detail < 0 || o->batch < 1 || o->arnoldi < 1 ||
+                !(o->tolerance > 0))
+              throw Error("analyze: --count, --iters, --batch and --arnoldi-steps must be >= 1, --detail >= 0, --tol > 0");
+            const std::string weights = weights_file(o->dir, o->weights);
+            const torch::Device device = parse_device(o->device);
+            LoopedTransformer model = load_model(o->dir, device, parse_dtype(o->dtype), weights);
+            if (model->config().recall == Recall::kFixed)
+              throw Error(o->dir + ": a fixed-depth model (recall fixed) has no iteration to analyze");
+            LoopedTransformer detail = load_model(o->dir, device, torch::kFloat64, weights);
+            for (auto* m : {&model, &detail}) {
+              (*m)->eval();
+              for (auto& p : (*m)->parameters()) p.requires_grad_(false);
+            }
+            detail->set_fused_attention(false);
+
+            analysis::ReportSettings s;
+            s.convergence.max_iters = o->iters;
+            s.convergence.tolerance = o->tolerance;
+            s.batch = o->batch;
+            s.detail_count = o->detail;
+            s.arnoldi_steps = o->arnoldi;
+            s.seed = o->seed;
+            DataSettings data = evaluation_data(o->dir, model->config().task);
+            if (std::filesystem::exists(std::filesystem::path(o->dir) / "training.json"))
+              s.training_iters = read_run_spec(o->dir).train.max_iters;
+
+            nlohmann::json out = {{"weights", weights},
+                                  {"recall_spectral_radius", analysis::recall_spectral_radius(*model)},
+                                  {"splits", nlohmann::json::object()}};
+            const bool tty = isatty(fileno(stderr));
+            std::string text;
+            for (const std::string& name : split_list(o->splits)) {
+              if (name == "train") data.train_count = o->count;
+              if (name == "val") data.val_count = o->count;
+              if (name == "hard") data.hard_count = o->count;
+              const Split split = load_split(data, name);
+              out["splits"][name] = analysis::analyze_split(
+                  *model, *detail, split, s, [&](const std::string& stage, int64_t done, int64_t total) {
+                    if (tty || done == total)
+                      std::fprintf(stderr, "%s%s %s: %lld/%lld%s", tty ? "\r" : "", name.c_str(), stage.c_str(),
+                                   static_cast<long long>(done), static_cast<long long>(total),
+                                   tty && done < total ? "   " : "\n");
+                  });
+              text += analysis::report_text(name, out["splits"][name]);
+            }
+            write_file_atomic(o->dir + "/analysis.json", out.dump() + "\n");
+            if (o->json) {
+              std::cout << out.dump(2) << "\n";
+              return;
+            }
+            const auto& rho = out["recall_spectral_radius"];
+            if (rho.empty()) {
+              std::printf("recall: none (autonomous model)\n");
+            } else {
+              for (size_t b = 0; b < rho.size(); ++b)
+                std::printf("recall matrix of block %zu: rho(Wx) = %.4f\n", b, rho[b].get<double>());
+            }
+            std::cout << text;
+            std::printf("wrote %s/analysis.json\n", o->dir.c_str());
+          }};
+}
+
+}  // namespace looplab::cli
