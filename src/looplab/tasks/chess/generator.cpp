@@ -22,7 +22,8 @@ const char* kStartFen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 
 constexpr int kPlayDepth = 1;        // the engine's moves in self-play
 constexpr int kRandomPercent = 40;   // the share of self-play moves drawn at random
 constexpr int kClearGap = 200;       // centipawns between the best and the second-best move
-constexpr int kMaxAttempts = 500;
+constexpr int kMaxAttempts = 500;    // games
+constexpr int kTestsPerGame = 8;     // consecutive positions of one game tried as puzzles
 
 Move pick(const Board& b, const std::string& uci) {
   Move m;
@@ -48,52 +49,55 @@ PuzzleRow generate_chess_puzzle(Engine& engine, uint64_t seed, uint64_t index, i
     // are varied and the random moves leave tactics behind.
     Board b = parse_fen_or_throw(kStartFen, "start");
     const int plies = static_cast<int>(rng.uniform_int(10, 70));
-    bool ended = false;
     Board before;
     Move opponent;
-    for (int ply = 0; ply <= plies; ++ply) {
+    auto play = [&]() {  // one self-play move; false when the game is over
       const std::vector<Move> moves = legal_moves(b);
-      if (moves.empty()) {
-        ended = true;
-        break;
-      }
+      if (moves.empty()) return false;
       const bool random = rng.uniform_int(0, 99) < kRandomPercent;
       const Move m = random ? moves[rng.uniform_int(0, static_cast<int64_t>(moves.size()) - 1)]
                             : pick(b, engine.best_move(to_fen(b), kPlayDepth));
       before = b;
       opponent = m;
       b = make_move(b, m);
+      return true;
+    };
+    bool ended = false;
+    for (int ply = 0; ply <= plies && !ended; ++ply) ended = !play();
+    // Test up to kTestsPerGame consecutive positions of the game: most positions have no clear
+    // best move, and playing on is far cheaper than a new game (half the cost was self-play).
+    for (int test = 0; test < kTestsPerGame && !ended; ++test, ended = !play()) {
+      if (legal_moves(b).size() < 2) continue;
+      // b is the puzzle's position; `before` and `opponent` are its FEN and Moves[0].
+      const std::vector<EngineLine> lines = engine.search(to_fen(b), depth);
+      std::map<int, std::string> best_at;  // depth -> first move of the first line
+      const EngineLine* first = nullptr;
+      const EngineLine* second = nullptr;
+      for (const EngineLine& l : lines) {
+        if (l.multipv == 1) best_at[l.depth] = l.pv[0];
+        if (l.depth == depth) (l.multipv == 1 ? first : second) = &l;
+      }
+      if (!first || !second) continue;
+      const bool mate = first->mate && first->score > 0;
+      const bool clear = mate ? !(second->mate && second->score > 0) : value(*first) >= 100 && value(*first) - value(*second) >= kClearGap;
+      if (!clear) continue;
+      const std::string solution = first->pv[0];
+      int found = depth;
+      while (found > 1 && best_at.count(found - 1) && best_at[found - 1] == solution) --found;
+      PuzzleRow row;
+      char id[32];
+      std::snprintf(id, sizeof id, "ll%07llu", static_cast<unsigned long long>(index));
+      row.id = id;
+      row.fen = to_fen(before);
+      row.moves = to_uci(opponent) + " " + solution;
+      for (size_t k = 1; k < first->pv.size() && k < 4; ++k) row.moves += " " + first->pv[k];
+      row.rating = rating_for_depth(found);
+      row.rating_deviation = 0;
+      row.themes = mate ? "mate mateIn" + std::to_string(first->score) : "advantage";
+      row.opening_tags = "";
+      row.game_url = "";
+      return row;
     }
-    if (ended || legal_moves(b).size() < 2) continue;
-    // b is the puzzle's position; `before` and `opponent` are its FEN and Moves[0].
-    const std::vector<EngineLine> lines = engine.search(to_fen(b), depth);
-    std::map<int, std::string> best_at;  // depth -> first move of the first line
-    const EngineLine* first = nullptr;
-    const EngineLine* second = nullptr;
-    for (const EngineLine& l : lines) {
-      if (l.multipv == 1) best_at[l.depth] = l.pv[0];
-      if (l.depth == depth) (l.multipv == 1 ? first : second) = &l;
-    }
-    if (!first || !second) continue;
-    const bool mate = first->mate && first->score > 0;
-    const bool clear = mate ? !(second->mate && second->score > 0) : value(*first) >= 100 && value(*first) - value(*second) >= kClearGap;
-    if (!clear) continue;
-    const std::string solution = first->pv[0];
-    int found = depth;
-    while (found > 1 && best_at.count(found - 1) && best_at[found - 1] == solution) --found;
-    PuzzleRow row;
-    char id[32];
-    std::snprintf(id, sizeof id, "ll%07llu", static_cast<unsigned long long>(index));
-    row.id = id;
-    row.fen = to_fen(before);
-    row.moves = to_uci(opponent) + " " + solution;
-    for (size_t k = 1; k < first->pv.size() && k < 4; ++k) row.moves += " " + first->pv[k];
-    row.rating = rating_for_depth(found);
-    row.rating_deviation = 0;
-    row.themes = mate ? "mate mateIn" + std::to_string(first->score) : "advantage";
-    row.opening_tags = "";
-    row.game_url = "";
-    return row;
   }
   throw Error("chess generator: no clear puzzle after " + std::to_string(kMaxAttempts) + " games (index " +
               std::to_string(index) + ")");
