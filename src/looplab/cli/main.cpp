@@ -5,6 +5,7 @@
 
 #include "looplab/cli/cmd_analyze.h"
 #include "looplab/cli/cmd_explore.h"
+#include "looplab/cli/cmd_serve.h"
 #include "looplab/cli/commands.h"
 #include "looplab/model/config.h"
 #include "looplab/runtime.h"
@@ -46,7 +47,8 @@ int main(int argc, char** argv) {
   std::vector<cli::Command> commands = {cli::add_info(app), cli::add_init(app), cli::add_forward(app),
                                         cli::add_train(app), cli::add_eval(app),   cli::add_data(app),
                                         cli::add_demo(app),  cli::add_sudoku(app), cli::add_solve(app),
-                                        cli::add_bench(app),  cli::add_explore(app), cli::add_analyze(app)};
+                                        cli::add_bench(app),  cli::add_explore(app), cli::add_analyze(app),
+                                        cli::add_serve(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,44 @@
+// looplab serve [--port P] [--host H] [--runs DIR] [--web DIR] [--log]: serves the web lab (the
+// eight illustrations, the geometry figures, the runs page) and its JSON API until interrupted.
+#include "looplab/cli/cmd_serve.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "looplab/serve/server.h"
+#include "looplab/util/error.h"
+
+#ifndef LOOPLAB_WEB_DIR
+#define LOOPLAB_WEB_DIR "web"
+#endif
+
+namespace looplab::cli {
+
+Command add_serve(CLI::App& parent) {
+  auto* app = parent.add_subcommand("serve", "The web lab in a browser: illustrations, geometry figures, runs");
+  auto o = std::make_shared<serve::ServeOptions>();
+  o->web.clear();
+  app->add_option("--port", o->port, "TCP port (0: any free one)")->capture_default_str();
+  app->add_option("--host", o->host, "address to bind (default only this machine)")->capture_default_str();
+  app->add_option("--runs", o->runs, "folder whose subfolders are runs (config.json, metrics.jsonl, ...)")
+      ->capture_default_str();
+  app->add_option("--web", o->web, "the front end (default: ./web if present, else the source tree's web/)");
+  app->add_flag("--log", o->log, "print one line per request on stderr");
+  return {app, [o] {
+            serve::ServeOptions options = *o;
+            if (options.port < 0 || options.port > 65535)
+              throw Error("serve: --port must be in [0, 65535] (got " + std::to_string(options.port) + ")");
+            if (options.web.empty())
+              options.web = std::filesystem::is_regular_file("web/index.html") ? "web" : LOOPLAB_WEB_DIR;
+            serve::Server server(options);
+            const int port = server.bind();
+            std::printf("looplab serve: http://%s:%d/ (runs: %s, web: %s); Ctrl-C stops it\n", options.host.c_str(),
+                        port, options.runs.c_str(), options.web.c_str());
+            std::fflush(stdout);
+            server.listen();
+          }};
+}
+
+}  // namespace looplab::cli

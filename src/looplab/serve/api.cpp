@@ -1,0 +1,320 @@
+#include "looplab/serve/api.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <system_error>
+#include <tuple>
+
+#include "looplab/analysis/geometry.h"
+#include "looplab/explore/explore.h"
+
+namespace looplab::serve {
+
+namespace fs = std::filesystem;
+namespace ag = looplab::analysis;
+using nlohmann::json;
+
+namespace {
+
+// Refuses a parameter that is not in `allowed` or comes twice; names the allowed ones.
+void check_names(const std::string& what, const Query& query, const std::vector<std::string>& allowed) {
+  std::set<std::string> seen;
+  for (const auto& [key, value] : query) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      std::string names;
+      for (const auto& a : allowed) names += (names.empty() ? "" : ", ") + a;
+      throw ApiError(400, what + ": unknown parameter '" + key + "' (one of: " + names + ")");
+    }
+    if (!seen.insert(key).second) throw ApiError(400, what + ": parameter '" + key + "' given twice");
+  }
+}
+
+const std::string* find(const Query& query, const std::string& key) {
+  const auto it = query.find(key);
+  return it == query.end() ? nullptr : &it->second;
+}
+
+double parse_double(const std::string& what, const std::string& key, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v))
+    throw ApiError(400, what + ": " + key + " = '" + text + "' is not a finite number");
+  return v;
+}
+
+double number(const std::string& what, const Query& query, const std::string& key, double fallback, double lo,
+              double hi) {
+  const std::string* text = find(query, key);
+  if (!text) return fallback;
+  const double v = parse_double(what, key, *text);
+  if (v < lo || v > hi) {
+    std::ostringstream s;
+    s << what << ": " << key << " = " << *text << " is out of range [" << lo << ", " << hi << "]";
+    throw ApiError(400, s.str());
+  }
+  return v;
+}
+
+int64_t integer(const std::string& what, const Query& query, const std::string& key, int64_t fallback, int64_t lo,
+                int64_t hi) {
+  const std::string* text = find(query, key);
+  if (!text) return fallback;
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(text->c_str(), &end, 10);
+  if (text->empty() || end != text->c_str() + text->size() || errno == ERANGE)
+    throw ApiError(400, what + ": " + key + " = '" + *text + "' is not an integer");
+  if (v < lo || v > hi)
+    throw ApiError(400, what + ": " + key + " = " + *text + " is out of range [" + std::to_string(lo) + ", " +
+                            std::to_string(hi) + "]");
+  return v;
+}
+
+// The engines throw looplab::Error for input they refuse: that is the client's fault (400).
+template <class F>
+json engine(F&& f) {
+  try {
+    return f();
+  } catch (const ApiError&) {
+    throw;
+  } catch (const Error& e) {
+    throw ApiError(400, e.what());
+  }
+}
+
+bool is_inside(const fs::path& root, const fs::path& p) {
+  auto r = root.begin(), q = p.begin();
+  for (; r != root.end(); ++r, ++q)
+    if (q == p.end() || *r != *q) return false;
+  return q != p.end();  // strictly below the root
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw Error(p.string() + ": cannot be read");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Reads FILE of a run as JSON (or JSON lines) into out[key]; null when absent; a parse error
+// goes under errors[file].
+void read_json(const fs::path& dir, const std::string& file, const std::string& key, bool lines, json& out,
+               json& errors) {
+  out[key] = nullptr;
+  const fs::path p = dir / file;
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) return;
+  try {
+    const std::string text = read_text(p);
+    if (!lines) {
+      out[key] = json::parse(text);
+      return;
+    }
+    json rows = json::array();
+    std::istringstream in(text);
+    std::string line;
+    for (int64_t n = 1; std::getline(in, line); ++n) {
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      try {
+        rows.push_back(json::parse(line));
+      } catch (const json::exception& e) {
+        errors[file] = "line " + std::to_string(n) + ": " + e.what();
+        break;
+      }
+    }
+    out[key] = std::move(rows);
+  } catch (const std::exception& e) {
+    errors[file] = e.what();
+  }
+}
+
+}  // namespace
+
+json explore_list() {
+  json all = json::array();
+  for (const auto& ill : explore::registry()) {
+    const json j = ill.compute({});
+    all.push_back({{"name", ill.name}, {"number", j.value("number", 0)}, {"title", ill.title},
+                   {"parameters", j["parameters"]}});
+  }
+  return all;
+}
+
+json explore_one(const std::string& name, const Query& query) {
+  const auto& reg = explore::registry();
+  if (std::none_of(reg.begin(), reg.end(), [&](const explore::Illustration& i) { return i.name == name; })) {
+    std::string names;
+    for (const auto& ill : reg) names += (names.empty() ? "" : ", ") + ill.name;
+    throw ApiError(404, "explore: unknown illustration '" + name + "' (one of: " + names + ")");
+  }
+  explore::Settings settings;
+  for (const auto& [key, value] : query)
+    if (!settings.emplace(key, value).second) throw ApiError(400, "explore: parameter " + key + " given twice");
+  return engine([&] { return explore::run(name, settings); });
+}
+
+json regions(const Query& q) {
+  const std::string w = "regions";
+  check_names(w, q, {"xmin", "xmax", "ymin", "ymax", "n"});
+  const double big = 1e6;
+  const double xmin = number(w, q, "xmin", -10, -big, big), xmax = number(w, q, "xmax", 10, -big, big);
+  const double ymin = number(w, q, "ymin", -6, -big, big), ymax = number(w, q, "ymax", 6, -big, big);
+  const int64_t n = integer(w, q, "n", 201, 1, 801);
+  return engine([&] { return ag::to_json(ag::region_grid(xmin, xmax, ymin, ymax, n)); });
+}
+
+json anisotropy(const Query& q) {
+  const std::string w = "anisotropy";
+  check_names(w, q, {"n", "sigma", "seed"});
+  const int64_t n = integer(w, q, "n", 10000, 2, 100000);
+  const int64_t seed = integer(w, q, "seed", 0, 0, INT64_MAX);
+  std::vector<double> sigmas;
+  const std::string* text = find(q, "sigma");
+  const std::string list = text ? *text : "0.5,1,2,4";
+  size_t start = 0;
+  while (true) {
+    const size_t comma = list.find(',', start);
+    const std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const double s = parse_double(w, "sigma", item);
+    if (!(s > 0) || s > 1e6) throw ApiError(400, w + ": sigma = " + item + " must be in (0, 1e6]");
+    sigmas.push_back(s);
+    if (sigmas.size() > 8) throw ApiError(400, w + ": at most 8 sigmas");
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return engine([&] { return ag::to_json(ag::anisotropy(n, sigmas, static_cast<uint64_t>(seed))); });
+}
+
+json phase(const Query& q) {
+  const std::string w = "phase";
+  check_names(w, q, {"lx", "ly", "steps", "starts", "radius"});
+  if (!find(q, "lx") || !find(q, "ly")) throw ApiError(400, w + ": lx and ly are required");
+  const double lx = number(w, q, "lx", 0, -100, 100), ly = number(w, q, "ly", 0, -100, 100);
+  const int64_t steps = integer(w, q, "steps", 30, 1, 10000);
+  const int64_t starts = integer(w, q, "starts", 16, 1, 360);
+  const double radius = number(w, q, "radius", 1, 1e-6, 1e6);
+  return engine([&] { return ag::to_json(ag::phase_portrait(lx, ly, steps, starts, radius)); });
+}
+
+// ---- runs ------------------------------------------------------------------------------------
+
+Runs::Runs(std::string root) : root_(std::move(root)) {}
+
+const std::vector<std::string>& Runs::run_files() {
+  static const std::vector<std::string> files = {"config.json", "training.json", "metrics.jsonl",
+                                                 "eval.json",   "analysis.json", "train.log"};
+  return files;
+}
+
+std::string Runs::run_dir(const std::string& name) const {
+  if (name.empty() || name == "." || name == ".." || name.find_first_of("/\\") != std::string::npos ||
+      name.find('\0') != std::string::npos)
+    throw ApiError(400, "runs: '" + name + "' is not a run name (a folder directly inside the runs folder)");
+  std::error_code ec;
+  const fs::path root = fs::canonical(root_, ec);
+  if (ec) throw ApiError(404, "runs: the runs folder '" + root_ + "' does not exist");
+  const fs::path p = root / name;
+  if (!fs::exists(p, ec)) throw ApiError(404, "runs: no run '" + name + "' in " + root_);
+  const fs::path c = fs::canonical(p, ec);
+  if (ec || !is_inside(root, c)) throw ApiError(403, "runs: '" + name + "' leads outside the runs folder");
+  if (!fs::is_directory(c, ec)) throw ApiError(404, "runs: '" + name + "' is not a run folder");
+  return c.string();
+}
+
+namespace {
+
+std::vector<std::string> present_files(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& f : Runs::run_files())
+    if (fs::is_regular_file(dir / f, ec)) out.push_back(f);
+  return out;
+}
+
+}  // namespace
+
+json Runs::list() const {
+  json runs = json::array();
+  std::error_code ec;
+  const fs::path root = fs::canonical(root_, ec);
+  if (ec || !fs::is_directory(root, ec)) return {{"root", root_}, {"exists", false}, {"runs", runs}};
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    const std::string name = entry.path().filename().string();
+    std::error_code e2;
+    const fs::path c = fs::canonical(entry.path(), e2);
+    if (e2 || !is_inside(root, c) || !fs::is_directory(c, e2)) continue;  // symbolic links leading out
+    if (fs::is_regular_file(c / "config.json", e2) || fs::is_regular_file(c / "metrics.jsonl", e2)) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  for (const auto& name : names) {
+    const fs::path dir = root / name;
+    json j = {{"name", name}, {"files", present_files(dir)}}, errors = json::object();
+    read_json(dir, "config.json", "config", false, j, errors);
+    json m = json::object();
+    read_json(dir, "metrics.jsonl", "metrics", true, m, errors);
+    j["epochs"] = m["metrics"].is_array() ? m["metrics"].size() : 0;
+    json best = nullptr;
+    if (m["metrics"].is_array())
+      for (const auto& row : m["metrics"])
+        if (row.is_object() && row.contains("val_accuracy") && row["val_accuracy"].is_number() &&
+            (best.is_null() || row["val_accuracy"].get<double>() > best.get<double>()))
+          best = row["val_accuracy"];
+    j["best_val_accuracy"] = best;
+    if (!errors.empty()) j["errors"] = errors;
+    runs.push_back(std::move(j));
+  }
+  return {{"root", root_}, {"exists", true}, {"runs", runs}};
+}
+
+json Runs::run(const std::string& name) const {
+  const fs::path dir = run_dir(name);
+  json j = {{"name", name}, {"files", present_files(dir)}}, errors = json::object();
+  // Each file is checked like file(): a symbolic link leading out of the runs folder is not read.
+  const fs::path root = fs::canonical(root_);
+  for (const auto& [file, key, lines] : std::vector<std::tuple<std::string, std::string, bool>>{
+           {"config.json", "config", false},
+           {"training.json", "training", false},
+           {"metrics.jsonl", "metrics", true},
+           {"eval.json", "eval", false},
+           {"analysis.json", "analysis", false}}) {
+    std::error_code ec;
+    const fs::path c = fs::canonical(dir / file, ec);
+    if (!ec && !is_inside(root, c)) {
+      j[key] = nullptr;
+      errors[file] = "leads outside the runs folder; not read";
+      continue;
+    }
+    read_json(dir, file, key, lines, j, errors);
+  }
+  if (!errors.empty()) j["errors"] = errors;
+  return j;
+}
+
+std::string Runs::file(const std::string& name, const std::string& file) const {
+  const auto& files = run_files();
+  if (std::find(files.begin(), files.end(), file) == files.end()) {
+    std::string names;
+    for (const auto& f : files) names += (names.empty() ? "" : ", ") + f;
+    throw ApiError(404, "runs: '" + file + "' is not a run file (one of: " + names + ")");
+  }
+  const fs::path dir = run_dir(name);
+  std::error_code ec;
+  const fs::path p = dir / file;
+  if (!fs::exists(p, ec)) throw ApiError(404, "runs: run '" + name + "' has no " + file);
+  const fs::path c = fs::canonical(p, ec);
+  if (ec || !is_inside(fs::canonical(root_), c)) throw ApiError(403, "runs: " + name + "/" + file + " leads outside the runs folder");
+  if (!fs::is_regular_file(c, ec)) throw ApiError(404, "runs: " + name + "/" + file + " is not a file");
+  return read_text(c);
+}
+
+}  // namespace looplab::serve

@@ -1,0 +1,266 @@
+// The JSON API of `looplab serve` over HTTP: a server on an ephemeral port of 127.0.0.1 in this
+// process, asked with httplib::Client. Every answer is compared with the engine called directly;
+// every kind of bad input must give a 4xx JSON error with a message, and never a file from
+// outside the runs folder.
+#include <gtest/gtest.h>
+
+#include <httplib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "looplab/analysis/geometry.h"
+#include "looplab/explore/explore.h"
+#include "looplab/serve/server.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+void write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+class ServeApi : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("looplab_serve_test_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    const fs::path runs = dir_ / "runs";
+    write(dir_ / "web" / "index.html", "<!doctype html><title>looplab</title>\n");
+    write(dir_ / "secret" / "eval.json", "{\"secret\": true}\n");
+    write(dir_ / "secret" / "config.json", "{\"secret\": true}\n");
+    write(runs / "alpha" / "config.json", "{\"task\": \"prefix-sums\", \"recall\": \"external\"}\n");
+    write(runs / "alpha" / "metrics.jsonl",
+          "{\"epoch\":0,\"loss\":0.7,\"val_accuracy\":0.25}\n{\"epoch\":1,\"loss\":0.5,\"val_accuracy\":0.75}\n\n");
+    write(runs / "alpha" / "training.json", "{\"train\": {\"lr\": 0.001}}\n");
+    write(runs / "beta" / "config.json", "{\"task\": \"sudoku\"}\n");
+    write(runs / "beta" / "eval.json", "{\"iters\": [1, 2], \"splits\": {}}\n");
+    write(runs / "broken" / "config.json", "{not json\n");
+    write(runs / "notes.txt", "not a run\n");
+    fs::create_directories(runs / "empty");
+    fs::create_directory_symlink(dir_ / "secret", runs / "escape");           // a run linking out
+    fs::create_symlink(dir_ / "secret" / "eval.json", runs / "alpha" / "eval.json");  // a file linking out
+
+    looplab::serve::ServeOptions o;
+    o.port = 0;
+    o.runs = runs.string();
+    o.web = (dir_ / "web").string();
+    server_ = new looplab::serve::Server(o);
+    port_ = server_->bind();
+    thread_ = new std::thread([] { server_->listen(); });
+  }
+  static void TearDownTestSuite() {
+    server_->stop();
+    thread_->join();
+    delete thread_;
+    delete server_;
+    fs::remove_all(dir_);
+  }
+
+  static httplib::Result get(const std::string& path) {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(60, 0);
+    return c.Get(path.c_str());
+  }
+  // GET, expecting `status` and a JSON body.
+  static json get_json(const std::string& path, int status = 200) {
+    auto r = get(path);
+    EXPECT_TRUE(r) << path << ": no answer";
+    if (!r) return nullptr;
+    EXPECT_EQ(r->status, status) << path << ": " << r->body;
+    EXPECT_EQ(r->get_header_value("Content-Type"), "application/json") << path;
+    return json::parse(r->body);
+  }
+  // A 4xx whose JSON names the problem.
+  static void expect_error(const std::string& path, int status, const std::string& part) {
+    const json j = get_json(path, status);
+    ASSERT_TRUE(j.is_object()) << path;
+    ASSERT_TRUE(j.contains("error")) << path << ": " << j.dump();
+    EXPECT_NE(j["error"].get<std::string>().find(part), std::string::npos) << path << ": " << j["error"];
+    EXPECT_EQ(j["status"], status);
+  }
+
+  static fs::path dir_;
+  static looplab::serve::Server* server_;
+  static std::thread* thread_;
+  static int port_;
+};
+
+fs::path ServeApi::dir_;
+looplab::serve::Server* ServeApi::server_ = nullptr;
+std::thread* ServeApi::thread_ = nullptr;
+int ServeApi::port_ = 0;
+
+TEST_F(ServeApi, ExploreListHasTheEightIllustrations) {
+  const json j = get_json("/api/explore");
+  ASSERT_EQ(j.size(), 8u);
+  const auto& reg = looplab::explore::registry();
+  for (size_t i = 0; i < reg.size(); ++i) {
+    EXPECT_EQ(j[i]["name"], reg[i].name);
+    EXPECT_EQ(j[i]["title"], reg[i].title);
+    EXPECT_FALSE(j[i]["parameters"].empty());
+  }
+}
+
+TEST_F(ServeApi, ExploreEqualsTheEngineAtDefaultsAndWithSettings) {
+  for (const auto& ill : looplab::explore::registry())
+    EXPECT_EQ(get_json("/api/explore/" + ill.name), looplab::explore::run(ill.name)) << ill.name;
+  EXPECT_EQ(get_json("/api/explore/memory-decay?a=0.5"), looplab::explore::run("memory-decay", {{"a", "0.5"}}));
+  EXPECT_EQ(get_json("/api/explore/jacobian-products?gain=2&arrangement=alternating"),
+            looplab::explore::run("jacobian-products", {{"gain", "2"}, {"arrangement", "alternating"}}));
+  EXPECT_EQ(get_json("/api/explore/lru?nu=0.1&turns=0.25"),
+            looplab::explore::run("lru", {{"nu", "0.1"}, {"turns", "0.25"}}));
+}
+
+TEST_F(ServeApi, ExploreBadInputIsA4xxWithAMessage) {
+  expect_error("/api/explore/no-such-thing", 404, "unknown illustration 'no-such-thing'");
+  expect_error("/api/explore/memory-decay?a=5", 400, "a");
+  expect_error("/api/explore/memory-decay?a=banana", 400, "a");
+  expect_error("/api/explore/memory-decay?b=1", 400, "b");
+  expect_error("/api/explore/memory-decay?a=0.5&a=0.6", 400, "given twice");
+  expect_error("/api/explore/jacobian-products?arrangement=sideways", 400, "sideways");
+  expect_error("/api/explore/hippo?m=3.5", 400, "m");
+}
+
+TEST_F(ServeApi, GeometryEqualsTheEngine) {
+  namespace ag = looplab::analysis;
+  EXPECT_EQ(get_json("/api/regions"), ag::to_json(ag::region_grid(-10, 10, -6, 6, 201)));
+  EXPECT_EQ(get_json("/api/regions?xmin=-3&xmax=2&ymin=-4&ymax=1&n=31"), ag::to_json(ag::region_grid(-3, 2, -4, 1, 31)));
+  EXPECT_EQ(get_json("/api/anisotropy?n=500&sigma=1,2&seed=3"), ag::to_json(ag::anisotropy(500, {1, 2}, 3)));
+  EXPECT_EQ(get_json("/api/phase?lx=0.5&ly=1.5"), ag::to_json(ag::phase_portrait(0.5, 1.5, 30, 16, 1)));
+  EXPECT_EQ(get_json("/api/phase?lx=-0.9&ly=0.7&steps=50&starts=8&radius=2"),
+            ag::to_json(ag::phase_portrait(-0.9, 0.7, 50, 8, 2)));
+}
+
+TEST_F(ServeApi, GeometryBadInputIsA4xxWithAMessage) {
+  expect_error("/api/regions?n=5000", 400, "n = 5000 is out of range");
+  expect_error("/api/regions?n=0", 400, "out of range");
+  expect_error("/api/regions?xmin=abc", 400, "not a finite number");
+  expect_error("/api/regions?xmin=nan", 400, "not a finite number");
+  expect_error("/api/regions?xmin=3&xmax=1", 400, "");  // the engine's own check
+  expect_error("/api/regions?zoom=2", 400, "unknown parameter 'zoom'");
+  expect_error("/api/anisotropy?sigma=-1", 400, "sigma");
+  expect_error("/api/anisotropy?sigma=1,,2", 400, "sigma");
+  expect_error("/api/anisotropy?n=1", 400, "out of range");
+  expect_error("/api/anisotropy?n=10000000", 400, "out of range");
+  expect_error("/api/phase?lx=0.5", 400, "lx and ly are required");
+  expect_error("/api/phase?lx=0.5&ly=1&steps=0", 400, "steps");
+  expect_error("/api/phase?lx=0.5&ly=1&starts=100000", 400, "starts");
+  expect_error("/api/nothing-here", 404, "no API endpoint");
+}
+
+TEST_F(ServeApi, RunsListsRunFoldersOnly) {
+  const json j = get_json("/api/runs");
+  std::vector<std::string> names;
+  for (const auto& r : j["runs"]) names.push_back(r["name"]);
+  // No "escape" (links out), no "empty" (no config.json nor metrics.jsonl), no plain file.
+  EXPECT_EQ(names, (std::vector<std::string>{"alpha", "beta", "broken"}));
+  EXPECT_EQ(j["runs"][0]["epochs"], 2);
+  EXPECT_EQ(j["runs"][0]["best_val_accuracy"], 0.75);
+  EXPECT_EQ(j["runs"][0]["config"]["recall"], "external");
+  EXPECT_TRUE(j["runs"][2]["config"].is_null());
+  EXPECT_TRUE(j["runs"][2]["errors"].contains("config.json"));
+}
+
+TEST_F(ServeApi, RunServesItsFilesParsed) {
+  const json a = get_json("/api/runs/alpha");
+  EXPECT_EQ(a["config"]["task"], "prefix-sums");
+  EXPECT_EQ(a["training"]["train"]["lr"], 0.001);
+  ASSERT_EQ(a["metrics"].size(), 2u);
+  EXPECT_EQ(a["metrics"][1]["loss"], 0.5);
+  EXPECT_TRUE(a["analysis"].is_null());
+  // eval.json is a link to a file outside the runs folder: not read.
+  EXPECT_TRUE(a["eval"].is_null());
+  EXPECT_TRUE(a["errors"].contains("eval.json"));
+  const json b = get_json("/api/runs/beta");
+  EXPECT_EQ(b["eval"]["iters"], json::array({1, 2}));
+  EXPECT_TRUE(b["metrics"].is_null());
+  auto r = get("/api/runs/alpha/metrics.jsonl");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body.substr(0, 10), "{\"epoch\":0");
+}
+
+TEST_F(ServeApi, NothingOutsideTheRunsFolder) {
+  expect_error("/api/runs/escape", 403, "outside the runs folder");
+  expect_error("/api/runs/escape/config.json", 403, "outside the runs folder");
+  expect_error("/api/runs/alpha/eval.json", 403, "outside the runs folder");
+  expect_error("/api/runs/..", 400, "not a run name");
+  expect_error("/api/runs/../secret/eval.json", 400, "");
+  expect_error("/api/runs/%2e%2e/secret/eval.json", 400, "");
+  expect_error("/api/runs/%2e%2e%2fsecret%2feval.json", 400, "");
+  expect_error("/api/runs/alpha/..%2f..%2fsecret%2feval.json", 400, "");
+  expect_error("/api/runs//etc/passwd", 400, "");
+  expect_error("/api/runs/%2fetc%2fpasswd", 400, "");
+  expect_error("/api/runs/alpha/model.safetensors", 404, "not a run file");
+  expect_error("/api/runs/alpha/analysis.json", 404, "has no analysis.json");
+  expect_error("/api/runs/nobody", 404, "no run 'nobody'");
+  expect_error("/api/runs/notes.txt", 404, "not a run folder");
+  // Static files: the web folder only.
+  for (const char* p : {"/../runs/alpha/config.json", "/%2e%2e/secret/eval.json", "/..%2fsecret%2feval.json"}) {
+    auto r = get(p);
+    ASSERT_TRUE(r) << p;
+    EXPECT_GE(r->status, 400) << p;
+    EXPECT_EQ(r->body.find("\"secret\": true"), std::string::npos) << p;
+  }
+  // Still serving.
+  EXPECT_EQ(get_json("/api/explore").size(), 8u);
+}
+
+TEST_F(ServeApi, ServesTheFrontEnd) {
+  auto r = get("/");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("<title>looplab</title>"), std::string::npos);
+  r = get("/missing.html");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+}
+
+#ifdef LOOPLAB_WEB_DIR
+// The shipped front end: every page and every vendored library is served with its type.
+TEST(ServeWeb, ShippedPagesAndLibrariesAreServed) {
+  looplab::serve::ServeOptions o;
+  o.port = 0;
+  o.web = LOOPLAB_WEB_DIR;
+  o.runs = (fs::temp_directory_path() / "looplab_serve_no_runs").string();
+  looplab::serve::Server server(o);
+  const int port = server.bind();
+  std::thread t([&] { server.listen(); });
+  httplib::Client c("127.0.0.1", port);
+  for (const auto& [path, type] : std::vector<std::pair<std::string, std::string>>{
+           {"/", "text/html"},
+           {"/explore.html", "text/html"},
+           {"/regions.html", "text/html"},
+           {"/anisotropy.html", "text/html"},
+           {"/phase.html", "text/html"},
+           {"/runs.html", "text/html"},
+           {"/js/lab.js", "text/javascript"},
+           {"/css/lab.css", "text/css"},
+           {"/vendor/uPlot.iife.min.js", "text/javascript"},
+           {"/vendor/uPlot.min.css", "text/css"},
+           {"/vendor/katex/katex.min.js", "text/javascript"},
+           {"/vendor/katex/katex.min.css", "text/css"},
+           {"/vendor/katex/fonts/KaTeX_Main-Regular.woff2", "font/woff2"}}) {
+    auto r = c.Get(path.c_str());
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 200) << path;
+    EXPECT_EQ(r->get_header_value("Content-Type"), type) << path;
+    EXPECT_GT(r->body.size(), 100u) << path;
+  }
+  const json runs = json::parse(c.Get("/api/runs")->body);
+  EXPECT_EQ(runs["exists"], false);
+  server.stop();
+  t.join();
+}
+#endif
+
+}  // namespace

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# looplab serve on the command line: bad options are one line on stderr and exit code 2; a real
+# server answers on its port, refuses bad API input with 4xx JSON, and stops on SIGTERM.
+# Usage: serve_cli_test.sh path/to/looplab
+set -u
+LOOPLAB=$1
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+TMP=$(mktemp -d)
+PID=
+trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+source "$ROOT/tests/cli/lib.sh"
+
+expect_error "port out of range" "--port must be in" "$LOOPLAB" serve --port 70000
+expect_error "no web folder" "no index.html" "$LOOPLAB" serve --port 0 --web "$TMP/nowhere"
+expect_error "unknown option" "--bogus" "$LOOPLAB" serve --bogus
+
+# A real server on a free port (the address is on the first line of stdout).
+"$LOOPLAB" serve --port 0 --runs "$ROOT/models" --web "$ROOT/web" >"$TMP/serve.out" 2>"$TMP/serve.err" &
+PID=$!
+for _ in $(seq 1 100); do grep -q "http://127.0.0.1:" "$TMP/serve.out" && break; sleep 0.1; done
+URL=$(grep -o "http://127.0.0.1:[0-9]*" "$TMP/serve.out")
+[ -n "$URL" ] && ok || bad "no address printed: $(cat "$TMP/serve.out" "$TMP/serve.err")"
+
+# status CODE PATH: the HTTP status of GET PATH (the body in $TMP/body)
+status() {
+  local got
+  got=$(curl -s -o "$TMP/body" -w '%{http_code}' --path-as-is "$URL$2")
+  if [ "$got" = "$1" ]; then ok; else bad "GET $2: HTTP $got, wanted $1: $(head -c 300 "$TMP/body")"; fi
+}
+status 200 /
+status 200 /api/explore
+grep -q '"memory-decay"' "$TMP/body" && ok || bad "explore list lacks memory-decay"
+status 200 "/api/explore/memory-decay?a=0.5"
+"$LOOPLAB" explore memory-decay --set a=0.5 --json | python3 -c "import json,sys; a=json.load(sys.stdin); b=json.load(open('$TMP/body')); sys.exit(a!=b)" \
+  && ok || bad "API and CLI differ for memory-decay a=0.5"
+status 404 /api/explore/nope
+grep -q '"error":"explore: unknown illustration' "$TMP/body" && ok || bad "404 message: $(cat "$TMP/body")"
+status 400 "/api/explore/memory-decay?a=9"
+status 200 /api/runs
+grep -q '"prefix-sums-external-post"' "$TMP/body" && ok || bad "runs list: $(head -c 300 "$TMP/body")"
+status 200 /api/runs/prefix-sums-none-post/config.json
+status 400 /api/runs/../README.md
+status 400 /api/runs/%2e%2e%2fREADME.md
+status 400 /api/runs/%2Fetc%2Fpasswd
+status 404 /../README.md
+grep -q "looplab" "$TMP/body" && ! grep -q "A C++ laboratory" "$TMP/body" && ok || bad "static path escaped: $(head -c 200 "$TMP/body")"
+status 200 /api/explore
+kill "$PID"
+wait "$PID" 2>/dev/null
+PID=
+finish serve_cli
