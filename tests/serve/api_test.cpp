@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -212,6 +213,27 @@ TEST_F(ServeApi, NothingOutsideTheRunsFolder) {
     EXPECT_EQ(r->body.find("\"secret\": true"), std::string::npos) << p;
   }
   // Still serving.
+  EXPECT_EQ(get_json("/api/explore").size(), 8u);
+}
+
+// Paths and queries put together at random from hostile pieces: every answer is below 500,
+// never the content of a file outside the runs folder, and the server keeps answering.
+TEST_F(ServeApi, RandomHostileRequestsNeverCrashOrEscape) {
+  const std::vector<std::string> prefixes = {"/api/runs/", "/api/explore/", "/api/", "/", "/api/runs/alpha/", "/api/regions?",
+                                             "/api/phase?", "/api/anisotropy?", "/api/explore/memory-decay?"};
+  const std::vector<std::string> pieces = {"..", "%2e%2e", "%2f", "/", "%2F", "alpha", "escape", "secret", "eval.json",
+                                           "config.json", "%00", "%", "%zz", "a=", "=1", "&", "n=1e309", "lx=-0", "xmin=",
+                                           "sigma=1,2,", "%c3%28", "~", "\\", ".", "...", "etc", "passwd", "%2e", "a=0.5"};
+  std::mt19937 rng(7);
+  for (int i = 0; i < 400; ++i) {
+    std::string path = prefixes[rng() % prefixes.size()];
+    const int n = 1 + static_cast<int>(rng() % 6);
+    for (int k = 0; k < n; ++k) path += pieces[rng() % pieces.size()];
+    auto r = get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_LT(r->status, 500) << path << ": " << r->body;
+    EXPECT_EQ(r->body.find("\"secret\": true"), std::string::npos) << path;
+  }
   EXPECT_EQ(get_json("/api/explore").size(), 8u);
 }
 
