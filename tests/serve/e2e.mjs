@@ -7,8 +7,9 @@
 //   node tests/serve/e2e.mjs LOOPLAB_BINARY [--screenshots DIR] [--url URL_OF_A_RUNNING_SERVER]
 //
 // playwright-core comes from web/node_modules (`npm ci` in web/, done by scripts/setup).
-import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,8 +53,8 @@ const browser = await chromium.launch({
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
 });
 const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-// Nothing may leave 127.0.0.1: the pages must work with no network.
-await context.route(url => !url.href.startsWith(base), route => { check(false, `no request outside the server`, route.request().url()); route.abort(); });
+// Nothing may leave 127.0.0.1 (this test's servers): the pages must work with no network.
+await context.route(url => !url.href.startsWith('http://127.0.0.1:'), route => { check(false, `no request outside the server`, route.request().url()); route.abort(); });
 
 // Opens a page and waits for its first render; records console errors, failed requests, 4xx/5xx.
 async function open(path) {
@@ -217,6 +218,53 @@ try {
     check(more[0].length === 3 && more[4].length >= 2, 'runs: ticking the sudoku run adds its training curve and its eval.json curves');
     await clean(page, 'runs after overlaying three');
     await page.close();
+  }
+
+  // ---- runs: eval.json and analysis.json drawn as written ------------------------------------
+  // A tiny untrained model gets an eval.json and an analysis.json from the command line; a second
+  // server shows it, and the page must draw exactly their numbers.
+  if (server) {
+    const tmp = mkdtempSync(join(tmpdir(), 'looplab-e2e-'));
+    const dir = join(tmp, 'tiny');
+    try {
+      const run = (...a) => execFileSync(binary, a, { stdio: ['ignore', 'ignore', 'pipe'] });
+      run('init', '--task', 'prefix-sums', '--recall', 'external', '--norm', 'post', '--width', '16', '--heads', '2', '--seed', '1', '--out', dir);
+      run('eval', dir, '--split', 'val', '--iters', '1:12', '--count', '6');
+      run('analyze', dir, '--split', 'val', '--count', '6', '--iters', '12', '--detail', '2');
+      const second = spawn(binary, ['serve', '--port', '0', '--runs', tmp, '--web', join(root, 'web')], { stdio: ['ignore', 'pipe', 'inherit'] });
+      try {
+        const url = await new Promise((res, rej) => {
+          let text = '';
+          second.stdout.on('data', d => { text += d; const m = text.match(/http:\/\/127\.0\.0\.1:(\d+)\//); if (m) res(`http://127.0.0.1:${m[1]}`); });
+          second.on('exit', code => rej(new Error(`second looplab serve exited with ${code}`)));
+        });
+        const page = await context.newPage();
+        page.problems = [];
+        page.on('console', m => { if (m.type() === 'error' || m.type() === 'warning') page.problems.push(`console ${m.type()}: ${m.text()}`); });
+        page.on('pageerror', e => page.problems.push(`page error: ${e.message}`));
+        await page.goto(`${url}/runs.html`);
+        await page.waitForFunction(() => Number(document.body.dataset.updates || 0) >= 1, null, { timeout: 20000 });
+        await page.waitForLoadState('networkidle');
+        check(page.problems.length === 0, 'runs with eval.json and analysis.json: loads with no console error', page.problems.join('; '));
+        const evalJson = JSON.parse(readFileSync(join(dir, 'eval.json'), 'utf8'));
+        const analysis = JSON.parse(readFileSync(join(dir, 'analysis.json'), 'utf8'));
+        const drawn = await page.evaluate(() => window.lab.plots.map(p => p.data()));
+        const v = evalJson.splits.val, a = analysis.splits.val;
+        check(same(drawn[4], [[v.iterations, v.exact]]) && same(drawn[5], [[v.iterations, v.per_position]]) &&
+          same(drawn[7], [[v.iterations, v.unchanged]]), 'runs: accuracy and settled predictions against iterations are eval.json\'s');
+        check(same(drawn[8], [[a.accuracy.iterations, a.accuracy.exact]]), 'runs: the analysis plot is analysis.json\'s accuracy against iterations');
+        const row = await page.locator('table.wide tbody tr').first().evaluate(tr => [...tr.cells].map(c => c.textContent));
+        const pct = x => `${Number((100 * x).toPrecision(3))}%`;
+        check(row[1] === 'val' && row[3] === pct(a.convergence.settle) && row[6] === pct(a.convergence.wander),
+          'runs: the analysis table shows analysis.json\'s convergence classes', JSON.stringify(row));
+        if (shots) await page.screenshot({ path: join(shots, 'runs-analysis.png'), fullPage: true });
+        await page.close();
+      } finally {
+        second.kill('SIGTERM');
+      }
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   }
 } catch (e) {
   check(false, 'end-to-end run', e.stack || String(e));

@@ -65,7 +65,7 @@ function evalSeries(runs, source, key, transform = v => v) {
     if (!e || !e.splits) continue;
     for (const [split, s] of Object.entries(e.splits)) {
       if (!Array.isArray(s[key])) continue;
-      out.push({ name: `${r.name} · ${split}`, x: s.iterations, y: s[key].map(transform), color: color(r.name), dash: dashes[split] || [4, 2, 1, 2] });
+      out.push({ name: `${r.name} · ${split}`, x: s.iterations, y: s[key].map(transform), color: color(r.name), dash: split in dashes ? dashes[split] : [4, 2, 1, 2] });
     }
   }
   return out;
@@ -99,14 +99,16 @@ async function draw() {
   el.config.replaceChildren(runs.length ? configTable(runs) : h('p', { class: 'note' }, 'Select one or more runs above.'));
   const errors = runs.flatMap(r => Object.entries(r.errors || {}).map(([f, m]) => `${r.name}/${f}: ${m}`));
   el.errors.replaceChildren(...errors.map(e => h('li', {}, e)));
-  plots.loss.update({ title: 'Training loss', x_label: 'epoch', y_label: 'loss', series: metricsSeries(runs, 'loss') });
-  plots.accuracy.update({
+  plots.loss.update({ hideEmpty: true, title: 'Training loss', x_label: 'epoch', y_label: 'loss', series: metricsSeries(runs, 'loss') });
+  plots.accuracy.update({ hideEmpty: true,
     title: 'Accuracy during training (val solid, train dashed)', x_label: 'epoch', y_label: 'exact accuracy', yRange: [0, 1.02],
     series: [...metricsSeries(runs, 'val_accuracy', { label: r => `${r.name} · val` }),
       ...metricsSeries(runs, 'train_accuracy', { label: r => `${r.name} · train`, dash: [8, 4] })],
   });
-  plots.lr.update({ title: 'Learning rate', x_label: 'epoch', y_label: 'lr', series: metricsSeries(runs, 'lr') });
-  plots.seconds.update({ title: 'Seconds per epoch', x_label: 'epoch', y_label: 's', series: metricsSeries(runs, 'seconds') });
+  plots.lr.update({ hideEmpty: true, title: 'Learning rate', x_label: 'epoch', y_label: 'lr', series: metricsSeries(runs, 'lr') });
+  plots.seconds.update({ hideEmpty: true, title: 'Seconds per epoch', x_label: 'epoch', y_label: 's', series: metricsSeries(runs, 'seconds') });
+  const untrained = runs.filter(r => !Array.isArray(r.metrics)).map(r => r.name);
+  el.trainNote.replaceChildren(untrained.length ? h('p', { class: 'note' }, `No metrics.jsonl in ${untrained.join(', ')} (written by looplab train).`) : '');
   const evals = runs.filter(r => r.eval);
   el.evalNote.replaceChildren(evals.length === runs.length ? '' : h('p', { class: 'note' },
     `No eval.json in ${runs.filter(r => !r.eval).map(r => r.name).join(', ') || '–'}: `, h('code', {}, 'looplab eval DIR --split val,hard'), ' writes one.'));
@@ -140,7 +142,7 @@ main.append(nav('runs.html'), h('header', {}, h('h1', {}, 'Runs'),
   h('p', { class: 'lead' }, 'Every run folder under ', h('code', {}, 'looplab serve --runs DIR'), '; tick runs to overlay them.')),
 el.list = h('section', {}),
 h('section', {}, h('h2', {}, 'Configuration'), el.config = h('div', { class: 'scroll' }), el.errors = h('ul', { class: 'errors' })),
-el.training = h('section', {}, h('h2', {}, 'Training curves (metrics.jsonl)')),
+el.training = h('section', {}, h('h2', {}, 'Training curves (metrics.jsonl)'), el.trainNote = h('div')),
 el.eval = h('section', {}, h('h2', {}, 'Accuracy and convergence against iterations (eval.json)'), el.evalNote = h('div')),
 h('section', {}, h('h2', {}, 'Fixed-point analysis (analysis.json)'), el.analysis = h('div', { class: 'scroll' }), el.analysisPlot = h('div', { class: 'plots' })));
 const grid = (parent) => { const g = h('div', { class: 'plots' }); parent.append(g); return g; };
