@@ -152,6 +152,16 @@ try {
     await page.close();
   }
 
+  {
+    // The address carries the values: a shared link opens on them.
+    const page = await open('/explore.html?name=memory-decay&a=0.5');
+    await clean(page, 'explore memory-decay?a=0.5');
+    const engine = await getJson('/api/explore/memory-decay?a=0.5');
+    const shown = await page.evaluate(() => [document.querySelector('[name="a"]').value, document.querySelector('[data-readout="weight_lag3"]').textContent]);
+    check(shown[0] === '0.5' && shown[1] === engine.readouts.find(r => r.key === 'weight_lag3').text, 'explore: a link with a = 0.5 opens on a = 0.5', JSON.stringify(shown));
+    await page.close();
+  }
+
   // ---- geometry --------------------------------------------------------------------------------
   {
     const page = await open('/regions.html');

@@ -19,7 +19,12 @@ function query() {
   return new URLSearchParams(Object.fromEntries(Object.entries(inputs).map(([k, i]) => [k, i.value]))).toString();
 }
 
-const update = latest(() => api(`/api/explore/${encodeURIComponent(name)}?${query()}`), draw);
+// The page's address keeps the current values (explore.html?name=NAME&PARAM=VALUE), so a
+// setting can be shared or bookmarked.
+const update = latest(() => {
+  history.replaceState(null, '', `?name=${encodeURIComponent(name)}&${query()}`);
+  return api(`/api/explore/${encodeURIComponent(name)}?${query()}`);
+}, draw);
 
 function skeleton(j) {
   document.title = `looplab: ${j.title}`;
@@ -73,7 +78,16 @@ function draw(j) {
 }
 
 try {
-  const first = await api(`/api/explore/${encodeURIComponent(name)}`);
+  const given = new URLSearchParams(location.search);
+  given.delete('name');
+  let first;
+  try {
+    first = await api(`/api/explore/${encodeURIComponent(name)}?${given}`);
+  } catch (e) {
+    if (![...given].length) throw e;
+    first = await api(`/api/explore/${encodeURIComponent(name)}`);  // bad values in the address: defaults
+    setTimeout(() => showError(`${e.message} (showing the defaults)`));
+  }
   skeleton(first);
   draw(first);
   rendered();

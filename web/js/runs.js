@@ -157,7 +157,9 @@ try {
   list = j.runs;
   const want = new URLSearchParams(location.search).get('runs');
   for (const r of list) if (want ? want.split(',').includes(r.name) : selected.size < 4) selected.add(r.name);
-  el.list.append(h('p', { class: 'meta' }, `Runs folder: ${j.root}`), runList(j));
+  el.list.append(h('p', { class: 'meta' }, `Runs folder: ${j.root} `,
+    h('button', { type: 'button', name: 'reload', onclick: () => { cache.clear(); draw().catch(e => showError(e.message)); } }, 'Reload the selected runs')),
+  runList(j));
   await draw();
 } catch (e) {
   showError(e.message);
