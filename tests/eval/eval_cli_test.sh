@@ -31,7 +31,7 @@ expect_error "negative memory" "--early-exit and --anderson must be >= 0" \
 
 # bench eval: the three modes, plain = count x iters evaluations.
 expect_ok "bench eval" "$LOOPLAB" bench eval "$TMP/m" --split val --count 6 --batch 4 --iters 9 --tol 1e-3 --anderson 3
-grep -q '"mode":"plain".*"evaluations":54' "$TMP/out" && ok || bad "bench eval plain count: $(cat "$TMP/out")"
+grep -q '"evaluations":54,.*"mode":"plain"' "$TMP/out" && ok || bad "bench eval plain count: $(cat "$TMP/out")"
 [ "$(grep -c '^json: ' "$TMP/out")" -eq 3 ] && ok || bad "bench eval: expected 3 json lines"
 expect_error "bench eval bad mode" "unknown mode 'fast'" "$LOOPLAB" bench eval "$TMP/m" --modes plain,fast --count 2 --iters 2
 

@@ -1,12 +1,25 @@
 // looplab bench block: the machine's matrix-product speed and the cost of one iteration of
 // an external-recall block at paper width, measured in one process so the figures compare.
+// looplab bench step / latency / eval: the looplab side of bench/run (issue 8): a training
+// step with fixed n and k (time, model FLOP/s against the same process's matmul, peak RSS),
+// batch-1 latency of one iteration, and plain / early-exit / Anderson evaluation of a model.
+// Each ends with one line `json: {...}` that bench/run reads.
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "looplab/cli/commands.h"
 #include "looplab/cli/group.h"
+#include "looplab/eval/accelerated.h"
 #include "looplab/model/looped_transformer.h"
+#include "looplab/model/model_dir.h"
+#include "looplab/train/adamw.h"
+#include "looplab/train/progressive_loss.h"
+#include "looplab/train/trainer.h"
 #include "looplab/tasks/sudoku/dataset.h"
 #include "looplab/tasks/sudoku/solver.h"
 #include "looplab/runtime.h"
@@ -85,12 +98,16 @@ Command add_bench_sudoku(CLI::App* bench) {
 }
 
 Command add_bench_block(CLI::App* app_parent);
+Command add_bench_step(CLI::App* app_parent);
+Command add_bench_latency(CLI::App* app_parent);
+Command add_bench_eval(CLI::App* app_parent);
 
 }  // namespace
 
 Command add_bench(CLI::App& parent) {
   auto* app = parent.add_subcommand("bench", "Benchmarks (not tests)");
-  return command_group(app, {add_bench_block(app), add_bench_sudoku(app)});
+  return command_group(app, {add_bench_block(app), add_bench_sudoku(app), add_bench_step(app),
+                             add_bench_latency(app), add_bench_eval(app)});
 }
 
 namespace {
@@ -165,6 +182,271 @@ Command add_bench_block(CLI::App* app_parent) {
                 sync();
               });
               std::printf("block, with backward   %8.2f ms/iteration  (%.0f tokens/s)\n", s * 1e3, tokens / s);
+            }
+          }};
+}
+
+}  // namespace
+
+namespace {
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024.0;  // KiB on Linux
+}
+
+void sync_device(torch::Device device) {
+  if (device.is_cuda()) torch::cuda::synchronize();
+}
+
+// GFLOP/s of a 2048^3 matrix product (median of `reps`).
+double matmul_gflops(torch::Device device, torch::Dtype dtype, int reps) {
+  torch::InferenceMode guard;
+  const int64_t n = 2048;
+  const auto opts = torch::TensorOptions().device(device).dtype(dtype);
+  const torch::Tensor a = torch::randn({n, n}, opts), b = torch::randn({n, n}, opts);
+  const double s = median_seconds(reps, [&] {
+    torch::mm(a, b);
+    sync_device(device);
+  });
+  return 2.0 * n * n * n / s / 1e9;
+}
+
+// Matrix-product FLOPs of one iteration and of the head, per token (multiply-add = 2): the
+// model as SPEC section 1 defines it (neighbourhood attention: `window` keys per query, the
+// useful ones, even where it is computed as a masked dense product).
+struct FlopCount {
+  double iteration = 0, head = 0;
+};
+FlopCount model_flops(const ModelConfig& c, int64_t positions) {
+  const double d = static_cast<double>(c.width);
+  double keys = static_cast<double>(positions);
+  if (c.local_attention) {
+    keys = 1;
+    for (size_t a = 0; a < c.grid.size(); ++a)
+      keys *= std::min<int64_t>(c.window, c.grid.size() == 1 ? positions : c.grid[a]);
+  }
+  const double attention = 2 * (3 * d * d + d * d) + 2 * 2 * keys * d;
+  const double mlp = 2 * 2 * c.mlp_ratio * d * d;
+  double recall = 0;
+  if (c.recall == Recall::kExternal) recall = 2 * 2 * d * d;
+  if (c.recall == Recall::kInternal) recall = 2 * 2 * 2 * d * d;  // one g per sublayer
+  const double gru = c.norm == Norm::kGru ? 2 * 2 * 2 * 3 * d * d : 0;
+  FlopCount f;
+  f.iteration = static_cast<double>(c.blocks) * (attention + mlp + recall + gru);
+  f.head = 2 * (d * d + d * c.out_channels) + 2 * c.in_channels * d;
+  return f;
+}
+
+struct BenchModel {
+  std::string task = "prefix-sums", device = "cpu", dtype = "float32";
+  int64_t width = 256, heads = 8, positions = 32, batch = 500;
+};
+void add_bench_model_options(CLI::App* app, BenchModel& o) {
+  app->add_option("--task", o.task, "prefix-sums (any length, window 5) or sudoku (81 tokens, full attention)")
+      ->capture_default_str();
+  app->add_option("--positions", o.positions, "prefix sums: tokens per example")->capture_default_str();
+  app->add_option("--batch", o.batch, "examples per batch")->capture_default_str();
+  app->add_option("--width", o.width, "model width")->capture_default_str();
+  app->add_option("--heads", o.heads, "attention heads")->capture_default_str();
+  app->add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
+  app->add_option("--dtype", o.dtype, "float32, float64, bfloat16 or float16")->capture_default_str();
+}
+
+// An external-recall post-norm model (the benchmarked variant) and a batch of inputs/targets.
+struct BenchSetup {
+  LoopedTransformer model{nullptr};
+  torch::Tensor input, target;
+  int64_t positions = 0;
+};
+BenchSetup bench_setup(const BenchModel& o, torch::Device device, torch::Dtype dtype) {
+  ModelConfig c = default_config(o.task, Recall::kExternal, Norm::kPost, o.width);
+  c.heads = o.heads;
+  validate(c);
+  torch::manual_seed(0);
+  BenchSetup s;
+  s.model = LoopedTransformer(c);
+  s.model->to(device, dtype);
+  s.positions = c.grid.size() == 1 ? o.positions : c.grid[0] * c.grid[1];
+  const auto opts = torch::TensorOptions().device(device);
+  if (c.task == "prefix-sums") {
+    s.input = torch::randint(0, 2, {o.batch, s.positions, 1}, opts.dtype(torch::kInt64));
+    s.target = s.input.squeeze(2).cumsum(1) % 2;
+    s.input = s.input.to(dtype);
+  } else {
+    const torch::Tensor cls = torch::randint(0, c.in_channels, {o.batch, s.positions}, opts.dtype(torch::kInt64));
+    s.input = torch::one_hot(cls, c.in_channels).to(dtype);
+    s.target = torch::randint(0, c.out_channels, {o.batch, s.positions}, opts.dtype(torch::kInt64));
+  }
+  return s;
+}
+
+Command add_bench_step(CLI::App* parent) {
+  auto* app = parent->add_subcommand(
+      "step", "One training step with fixed n and k (external recall, post norm): time, model FLOP/s, matmul "
+              "GFLOP/s of the same process, peak RSS");
+  struct Options {
+    BenchModel model;
+    int64_t n = 2, k = 2, reps = 3, warmup = 1;
+    bool recompute = false, no_matmul = false;
+  };
+  auto o = std::make_shared<Options>();
+  add_bench_model_options(app, o->model);
+  app->add_option("--n", o->n, "iterations without gradient")->capture_default_str();
+  app->add_option("--k", o->k, "iterations with gradient")->capture_default_str();
+  app->add_option("--reps", o->reps, "timed steps (median reported)")->capture_default_str();
+  app->add_option("--warmup", o->warmup, "untimed steps first")->capture_default_str();
+  app->add_flag("--recompute", o->recompute, "recompute each gradient iteration's activations in the backward pass");
+  app->add_flag("--no-matmul", o->no_matmul, "skip the matmul measurement (peak RSS runs)");
+  return {app, [o] {
+            if (o->n < 0 || o->k < 1 || o->reps < 1 || o->warmup < 0) throw Error("need n >= 0, k >= 1, reps >= 1");
+            const torch::Device device = parse_device(o->model.device);
+            const torch::Dtype dtype = parse_dtype(o->model.dtype);
+            const double gflops = o->no_matmul ? 0 : matmul_gflops(device, dtype, 5);
+            BenchSetup s = bench_setup(o->model, device, dtype);
+            s.model->train();
+            auto params = s.model->parameters();
+            AdamW optimizer(s.model->named_parameters(), AdamWOptions{});
+            auto step = [&] {
+              optimizer.zero_grad();
+              progressive_backward(*s.model, s.input, s.target, o->n, o->k, 1.0, o->recompute);
+              torch::nn::utils::clip_grad_norm_(params, 1.0);
+              optimizer.step(1e-4);
+              sync_device(device);
+            };
+            for (int64_t i = 0; i < o->warmup; ++i) step();
+            std::vector<double> t;
+            for (int64_t i = 0; i < o->reps; ++i) {
+              const auto start = std::chrono::steady_clock::now();
+              step();
+              t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+            }
+            std::sort(t.begin(), t.end());
+            const double seconds = t[t.size() / 2];
+            const FlopCount f = model_flops(s.model->config(), s.positions);
+            const double tokens = static_cast<double>(o->model.batch) * s.positions;
+            // n forward iterations; k forward + backward (2x forward); head forward + backward.
+            const double flops = tokens * (o->n * f.iteration + 3 * o->k * f.iteration + 3 * f.head);
+            const double model_gflops = flops / seconds / 1e9;
+            std::printf("training step: %s, batch %lld x %lld tokens, width %lld, n = %lld, k = %lld%s: %.1f ms (median of %lld)\n",
+                        o->model.task.c_str(), static_cast<long long>(o->model.batch),
+                        static_cast<long long>(s.positions), static_cast<long long>(o->model.width),
+                        static_cast<long long>(o->n), static_cast<long long>(o->k), o->recompute ? ", recompute" : "",
+                        seconds * 1e3, static_cast<long long>(o->reps));
+            if (!o->no_matmul)
+              std::printf("model %.1f GFLOP/s against matmul %.1f GFLOP/s: %.0f%%\n", model_gflops, gflops,
+                          100 * model_gflops / gflops);
+            std::printf("peak RSS %.0f MiB\n", peak_rss_mib());
+            const nlohmann::json j = {{"kind", "step"}, {"task", o->model.task}, {"batch", o->model.batch},
+                                      {"positions", s.positions}, {"n", o->n}, {"k", o->k},
+                                      {"recompute", o->recompute}, {"seconds", seconds}, {"times", t},
+                                      {"model_gflops", model_gflops}, {"matmul_gflops", gflops},
+                                      {"threads", torch::get_num_threads()}, {"peak_rss_mib", peak_rss_mib()}};
+            std::printf("json: %s\n", j.dump().c_str());
+          }};
+}
+
+Command add_bench_latency(CLI::App* parent) {
+  auto* app = parent->add_subcommand("latency", "Latency of one iteration at batch 1 (inference mode)");
+  struct Options {
+    BenchModel model;
+    int64_t reps = 200;
+  };
+  auto o = std::make_shared<Options>();
+  o->model.batch = 1;
+  add_bench_model_options(app, o->model);
+  app->add_option("--reps", o->reps, "timed iterations (median reported)")->capture_default_str();
+  return {app, [o] {
+            if (o->reps < 1) throw Error("--reps must be positive");
+            const torch::Device device = parse_device(o->model.device);
+            BenchSetup s = bench_setup(o->model, device, parse_dtype(o->model.dtype));
+            s.model->eval();
+            torch::InferenceMode guard;
+            const Positions p = s.model->positions(s.model->grid_for(s.positions));
+            const torch::Tensor x0 = s.model->embed(s.input);
+            torch::Tensor x = x0;
+            for (int i = 0; i < 10; ++i) x = s.model->iterate(x, x0, p);
+            const double seconds = median_seconds(static_cast<int>(o->reps), [&] {
+              x = s.model->iterate(x, x0, p);
+              sync_device(device);
+            });
+            std::printf("one iteration, batch %lld x %lld tokens (%s, width %lld): %.3f ms (median of %lld)\n",
+                        static_cast<long long>(o->model.batch), static_cast<long long>(s.positions),
+                        o->model.task.c_str(), static_cast<long long>(o->model.width), seconds * 1e3,
+                        static_cast<long long>(o->reps));
+            const nlohmann::json j = {{"kind", "latency"}, {"task", o->model.task}, {"batch", o->model.batch},
+                                      {"positions", s.positions}, {"seconds", seconds},
+                                      {"threads", torch::get_num_threads()}};
+            std::printf("json: %s\n", j.dump().c_str());
+          }};
+}
+
+Command add_bench_eval(CLI::App* parent) {
+  auto* app = parent->add_subcommand(
+      "eval", "A model directory evaluated by plain iteration, early exit and Anderson: block evaluations, time, "
+              "exact accuracy");
+  struct Options {
+    std::string dir, split = "hard", weights = "best", device = "cpu", dtype = "float32", modes = "plain,early,anderson";
+    int64_t count = 200, batch = 100, iters = 500, anderson = 5;
+    double tol = 1e-3;
+  };
+  auto o = std::make_shared<Options>();
+  app->add_option("dir", o->dir, "model or run directory")->required();
+  app->add_option("--split", o->split, "train, val or hard")->capture_default_str();
+  app->add_option("--count", o->count, "first N examples of the split")->capture_default_str();
+  app->add_option("--batch", o->batch, "examples per batch")->capture_default_str();
+  app->add_option("--iters", o->iters, "iterations (block evaluations) per example, at most")->capture_default_str();
+  app->add_option("--tol", o->tol, "early-exit tolerance on ||x_{t+1}-x_t||/||x_t|| (early and anderson)")
+      ->capture_default_str();
+  app->add_option("--anderson", o->anderson, "Anderson memory")->capture_default_str();
+  app->add_option("--modes", o->modes, "comma-separated: plain, early, anderson")->capture_default_str();
+  app->add_option("--weights", o->weights, "best or latest")->capture_default_str();
+  app->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
+  app->add_option("--dtype", o->dtype, "float32 or float64")->capture_default_str();
+  return {app, [o] {
+            if (o->count < 1 || o->batch < 1 || o->iters < 1) throw Error("--count, --batch, --iters must be positive");
+            const torch::Device device = parse_device(o->device);
+            LoopedTransformer model = load_model(o->dir, device, parse_dtype(o->dtype), weights_file(o->dir, o->weights));
+            model->eval();
+            DataSettings data = evaluation_data(o->dir, model->config().task);
+            if (o->split == "train") data.train_count = o->count;
+            if (o->split == "val") data.val_count = o->count;
+            if (o->split == "hard") data.hard_count = o->count;
+            const Split split = load_split(data, o->split);
+            std::printf("%s split, %lld examples x %lld positions, up to %lld iterations, batch %lld\n",
+                        o->split.c_str(), static_cast<long long>(split.size()),
+                        static_cast<long long>(split.inputs.size(1)), static_cast<long long>(o->iters),
+                        static_cast<long long>(o->batch));
+            std::printf("%-22s %14s %10s %10s %9s %9s\n", "mode", "block evals", "per ex.", "converged", "exact %", "seconds");
+            std::stringstream modes(o->modes);
+            std::string mode;
+            while (std::getline(modes, mode, ',')) {
+              FixedPointOptions fp;
+              fp.max_evals = o->iters;
+              std::string label = mode;
+              if (mode == "early") {
+                fp.tol = o->tol;
+              } else if (mode == "anderson") {
+                fp.tol = o->tol;
+                fp.anderson = o->anderson;
+              } else if (mode != "plain") {
+                throw Error("--modes: unknown mode '" + mode + "' (plain, early, anderson)");
+              }
+              const AcceleratedEval e = evaluate_accelerated(*model, split, o->batch, fp);
+              std::printf("%-22s %14lld %10.1f %9.1f%% %9.2f %9.2f\n", label.c_str(),
+                          static_cast<long long>(e.evaluations), e.mean_evaluations, 100 * e.converged, 100 * e.exact,
+                          e.seconds);
+              const nlohmann::json j = {{"kind", "eval"}, {"mode", mode}, {"split", o->split},
+                                        {"count", e.count}, {"positions", split.inputs.size(1)},
+                                        {"iters", o->iters}, {"tol", fp.tol}, {"anderson", fp.anderson},
+                                        {"evaluations", e.evaluations}, {"mean_evaluations", e.mean_evaluations},
+                                        {"max_evaluations", e.max_evaluations}, {"converged", e.converged},
+                                        {"rejected", e.rejected}, {"exact", e.exact},
+                                        {"per_position", e.per_position}, {"seconds", e.seconds},
+                                        {"threads", torch::get_num_threads()}};
+              std::printf("json: %s\n", j.dump().c_str());
+              std::fflush(stdout);
             }
           }};
 }

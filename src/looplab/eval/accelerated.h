@@ -19,8 +19,8 @@
 //    X_i and values F_i = f(X_i), residuals G_i = F_i - X_i, solve
 //    min ||sum_i a_i G_i||  subject to  sum_i a_i = 1  (Tikhonov term lambda * ||a||^2, Gram
 //    matrix normalized by its largest diagonal entry), and move to X = sum_i a_i F_i.
-//    Safeguard: a point produced by mixing whose residual ||G|| is larger than `growth` times
-//    the residual at the last accepted point is rejected; the example then takes the plain
+//    Safeguard: a point produced by mixing whose residual ||G|| is larger than `growth` (2)
+//    times the residual at the last accepted point is rejected; the example then takes the plain
 //    step from the last accepted point (X = F_accepted, already computed, so no extra
 //    evaluation) and its history restarts from that point. The rejected evaluation is counted.
 #pragma once
@@ -39,7 +39,7 @@ struct FixedPointOptions {
   double tol = 0;           // relative-step tolerance; 0: never converge (run max_evals)
   int64_t anderson = 0;     // Anderson memory m; 0: plain iteration
   double lambda = 1e-4;     // Tikhonov regularization of the normalized least-squares problem
-  double growth = 1.0;      // safeguard: reject a mixed point whose residual exceeds growth x the accepted one
+  double growth = 2.0;      // safeguard: reject a mixed point whose residual exceeds growth x the accepted one
 };
 
 struct FixedPointResult {

@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""PyTorch-eager baseline for bench/run: the benchmarked looped transformer written directly
+from SPEC section 1 (external recall, post norm; neighbourhood attention of window 5 on 1-D
+prefix sums, full attention on the 9x9 sudoku grid), the way a user of the paper's PyTorch
+code would run it: nn.Modules, eager mode, torch.optim.AdamW, clip_grad_norm_.
+
+  baseline.py step    --task T --batch B --n N --k K --reps R --threads P
+  baseline.py latency --task T --reps R --threads P
+
+Each prints one line `json: {...}` (median seconds), as `looplab bench step|latency` do.
+"""
+import argparse
+import json
+import math
+import statistics
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class RMSNorm(nn.Module):
+    """RMSNorm with a learnable scale; epsilon = machine epsilon of the dtype."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        eps = torch.finfo(x.dtype).eps
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * self.weight
+
+
+def rope_tables(grid, head_dim, base=10000.0):
+    """N-D RoPE: per axis k_max = head_dim / (2 n) frequencies, angles concatenated over axes."""
+    n = len(grid)
+    k_max = head_dim // (2 * n)
+    axes = torch.meshgrid(*[torch.arange(g, dtype=torch.float64) for g in grid], indexing="ij")
+    coords = torch.stack(axes, -1).reshape(-1, n)
+    theta = base ** (-torch.arange(k_max, dtype=torch.float64) / k_max)
+    angles = torch.cat([coords[:, a:a + 1] * theta for a in range(n)], -1)
+    return angles.cos(), angles.sin()
+
+
+def apply_rope(x, cos, sin):
+    pairs = x.unflatten(-1, (-1, 2))
+    re, im = pairs[..., 0], pairs[..., 1]
+    return torch.stack((re * cos - im * sin, re * sin + im * cos), -1).flatten(-2)
+
+
+def window_mask(length, window):
+    """Additive [L, L] mask: query i sees keys s..s+w-1, s = clamp(i - w//2, 0, L - w)."""
+    mask = torch.full((length, length), float("-inf"))
+    for i in range(length):
+        s = min(max(i - window // 2, 0), max(length - window, 0))
+        mask[i, s:s + window] = 0.0
+    return mask
+
+
+class Attention(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.out_proj = nn.Linear(d, d)
+        self.q_norm = RMSNorm(d // heads)
+        self.k_norm = RMSNorm(d // heads)
+
+    def forward(self, u, cos, sin, mask):
+        B, L, d = u.shape
+        hd = d // self.heads
+        q, k, v = self.qkv(u).view(B, L, 3, self.heads, hd).permute(2, 0, 3, 1, 4)
+        q = self.q_norm(apply_rope(q, cos, sin))
+        k = self.k_norm(apply_rope(k, cos, sin))
+        scores = q @ k.transpose(-1, -2) / math.sqrt(hd)
+        if mask is not None:
+            scores = scores + mask
+        out = scores.softmax(-1) @ v
+        return self.out_proj(out.transpose(1, 2).reshape(B, L, d))
+
+
+class Block(nn.Module):
+    """External recall r = Wx x + Wh x0, then attention and MLP sublayers, post norm."""
+
+    def __init__(self, d, heads, mlp_ratio):
+        super().__init__()
+        self.attn = Attention(d, heads)
+        self.mlp = nn.Sequential(nn.Linear(d, mlp_ratio * d), nn.GELU(), nn.Linear(mlp_ratio * d, d))
+        self.Wx = nn.Linear(d, d)
+        self.Wh = nn.Linear(d, d)
+        self.post_norm_func = RMSNorm(d)
+
+    def forward(self, x, x0, cos, sin, mask):
+        r = self.Wx(x) + self.Wh(x0)
+        z = self.post_norm_func(r + self.attn(r, cos, sin, mask))
+        return self.post_norm_func(z + self.mlp(z))
+
+
+class LoopedTransformer(nn.Module):
+    def __init__(self, in_channels, out_channels, grid, local, d=256, heads=8, mlp_ratio=4):
+        super().__init__()
+        self.projection = nn.Linear(in_channels, d)
+        self.recur_blocks = nn.ModuleList([Block(d, heads, mlp_ratio)])
+        self.head = nn.Sequential(RMSNorm(d), nn.Linear(d, d), nn.GELU(), nn.Linear(d, out_channels))
+        cos, sin = rope_tables(grid, d // heads)
+        self.register_buffer("cos", cos.float())  # converted with the model by .to(dtype)
+        self.register_buffer("sin", sin.float())
+        length = math.prod(grid)
+        self.register_buffer("mask", window_mask(length, 5) if local else None)
+
+    def iterate(self, x, x0):
+        for block in self.recur_blocks:
+            x = block(x, x0, self.cos, self.sin, self.mask)
+        return x
+
+
+def setup(args):
+    torch.manual_seed(0)
+    if args.task == "prefix-sums":
+        grid, cin, cout, local = [args.positions], 1, 2, True
+        bits = torch.randint(0, 2, (args.batch, args.positions))
+        inputs = bits.unsqueeze(-1).float()
+        target = bits.cumsum(1) % 2
+    elif args.task == "sudoku":
+        grid, cin, cout, local = [9, 9], 10, 10, False
+        inputs = F.one_hot(torch.randint(0, 10, (args.batch, 81)), 10).float()
+        target = torch.randint(0, 10, (args.batch, 81))
+    else:
+        raise SystemExit(f"unknown task {args.task}")
+    dtype = getattr(torch, args.dtype)
+    model = LoopedTransformer(cin, cout, grid, local, args.width, args.heads).to(args.device, dtype)
+    return model, inputs.to(args.device, dtype), target.to(args.device)
+
+
+def sync(args):
+    if args.device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def step_command(args):
+    model, inputs, target = setup(args)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
+
+    def step():
+        optimizer.zero_grad()
+        x = None
+        if args.n > 0:  # n iterations without gradient (the paper's code: torch.no_grad)
+            with torch.no_grad():
+                x0 = model.projection(inputs)
+                x = x0
+                for _ in range(args.n):
+                    x = model.iterate(x, x0)
+        x0 = model.projection(inputs)
+        if x is None:
+            x = x0
+        for _ in range(args.k):
+            x = model.iterate(x, x0)
+        logits = model.head(x)
+        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), target.reshape(-1))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        sync(args)
+
+    for _ in range(args.warmup):
+        step()
+    times = []
+    for _ in range(args.reps):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return {"kind": "step", "task": args.task, "batch": args.batch, "n": args.n, "k": args.k,
+            "seconds": statistics.median(times), "times": times}
+
+
+def latency_command(args):
+    model, inputs, _ = setup(args)
+    model.eval()
+    with torch.inference_mode():
+        x0 = model.projection(inputs)
+        x = x0
+        for _ in range(10):
+            x = model.iterate(x, x0)
+        times = []
+        for _ in range(args.reps):
+            start = time.perf_counter()
+            x = model.iterate(x, x0)
+            sync(args)
+            times.append(time.perf_counter() - start)
+    return {"kind": "latency", "task": args.task, "batch": args.batch, "seconds": statistics.median(times)}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("command", choices=["step", "latency"])
+    p.add_argument("--task", default="prefix-sums")
+    p.add_argument("--positions", type=int, default=32)
+    p.add_argument("--batch", type=int, default=None)
+    p.add_argument("--width", type=int, default=256)
+    p.add_argument("--heads", type=int, default=8)
+    p.add_argument("--n", type=int, default=2)
+    p.add_argument("--k", type=int, default=2)
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--warmup", type=int, default=1)
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--dtype", default="float32", choices=["float32", "float64", "bfloat16", "float16"])
+    args = p.parse_args()
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    if args.batch is None:
+        args.batch = 1 if args.command == "latency" else 500
+    result = step_command(args) if args.command == "step" else latency_command(args)
+    result["threads"] = torch.get_num_threads()
+    result["torch"] = torch.__version__
+    print("json: " + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
