@@ -48,14 +48,22 @@ TEST(Accelerated, EarlyExitAnswersEqualIndependentPlainIteration) {
   auto model = contractive_model(0.3);
   torch::manual_seed(2);
   const int64_t B = 24, L = 12;
-  const torch::Tensor input = torch::randint(0, 2, {B, L, 1}).to(torch::kFloat32);
+  // Inputs of different scales converge at different speeds.
+  const torch::Tensor input =
+      torch::randn({B, L, 1}) * torch::logspace(-1, 1, B).view({B, 1, 1});
   FixedPointOptions o;
   o.max_evals = 40;
-  o.tol = 1e-4;
-  const FixedPointResult r = solve_model(*model, input, o);
-  ASSERT_GT(r.converged.sum().item<int64_t>(), 0);
-  // The examples did leave at different iterations (otherwise removal is not exercised).
-  EXPECT_GT(std::get<0>(at::_unique(r.evaluations)).size(0), 1);
+  // The first tolerance at which some examples converge, at different iterations (so that
+  // removal from the batch is exercised).
+  FixedPointResult r;
+  bool spread = false;
+  for (double tol : {1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6, 1e-6}) {
+    o.tol = tol;
+    r = solve_model(*model, input, o);
+    spread = r.converged.sum().item<int64_t>() > 0 && std::get<0>(at::_unique(r.evaluations)).size(0) > 1;
+    if (spread) break;
+  }
+  ASSERT_TRUE(spread) << r.evaluations;
   EXPECT_EQ(r.total_evaluations, r.evaluations.sum().item<int64_t>());
   torch::NoGradGuard no_grad;
   const torch::Tensor answers = model->readout(r.state).argmax(-1);
@@ -134,7 +142,7 @@ TEST(Accelerated, AndersonFindsTheFixedPointOfAnAffineMapInFewerEvaluations) {
   plain.max_evals = 5000;
   plain.tol = 1e-10;
   FixedPointOptions anderson = plain;
-  anderson.anderson = 5;
+  anderson.anderson = 10;
   anderson.lambda = 1e-10;
   const FixedPointResult p = solve_fixed_point(maps.map(), x_init, plain);
   const FixedPointResult a = solve_fixed_point(maps.map(), x_init, anderson);
@@ -147,7 +155,7 @@ TEST(Accelerated, AndersonFindsTheFixedPointOfAnAffineMapInFewerEvaluations) {
   // Plain iteration contracts by 0.97 per step: about log(1e-10) / log(0.97) ~ 750 steps.
   EXPECT_GT(p.total_evaluations, 4 * 500);
   EXPECT_LT(a.total_evaluations * 5, p.total_evaluations);
-  EXPECT_LT(a.evaluations.max().item<int64_t>(), 150);
+  EXPECT_LT(a.evaluations.max().item<int64_t>(), 100);
 }
 
 TEST(Accelerated, AndersonSafeguardKeepsANonNormalMapConverging) {
@@ -168,7 +176,10 @@ TEST(Accelerated, AndersonSafeguardKeepsANonNormalMapConverging) {
   const FixedPointResult r = solve_fixed_point(f, torch::zeros({3, n}, dbl), o);
   ASSERT_TRUE(r.converged.all().item<bool>());
   const torch::Tensor x_star = torch::linalg_solve(torch::eye(n, dbl) - A, b.unsqueeze(2)).squeeze(2);
-  EXPECT_LT(((r.state - x_star).norm() / x_star.norm()).item<double>(), 1e-6);
+  // I - A is badly conditioned (entries of its inverse grow like 7.5^j), so a relative step
+  // of 1e-9 bounds the error only loosely.
+  EXPECT_LT(((r.state - x_star).norm() / x_star.norm()).item<double>(), 1e-3);
+  EXPECT_LT(r.evaluations.max().item<int64_t>(), 600);
 }
 
 TEST(Accelerated, EvaluationCountsAreExact) {
