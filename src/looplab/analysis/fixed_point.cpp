@@ -245,8 +245,9 @@ Sensitivity input_sensitivity(LoopedTransformerImpl& model, const torch::Tensor&
   s.finite_difference =
       (run_from(model, plus, p, plus, iterations) - run_from(model, minus, p, minus, iterations)) / (2 * h);
   s.implicit_norm = s.implicit.norm().item<double>();
-  const double fd_norm = s.finite_difference.norm().item<double>();
-  s.relative_difference = (s.implicit - s.finite_difference).norm().item<double>() / std::max(fd_norm, 1e-300);
+  s.finite_difference_norm = s.finite_difference.norm().item<double>();
+  const double scale = std::max(s.implicit_norm, s.finite_difference_norm);
+  s.relative_difference = scale < 1e-9 ? 0.0 : (s.implicit - s.finite_difference).norm().item<double>() / scale;
   return s;
 }
 

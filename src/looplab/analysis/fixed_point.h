@@ -99,8 +99,10 @@ LinearSolve solve_identity_minus(const LinearOperator& op, const torch::Tensor& 
 // (`iterations` iterations from the perturbed input, which is also the starting state).
 struct Sensitivity {
   torch::Tensor implicit, finite_difference;
-  double implicit_norm = 0;
-  double relative_difference = 0;  // ||implicit - fd|| / ||fd||
+  double implicit_norm = 0, finite_difference_norm = 0;
+  // ||implicit - fd|| / max(||implicit||, ||fd||); 0 when both are below 1e-9 (no dependence,
+  // e.g. an autonomous model at an attracting fixed point).
+  double relative_difference = 0;
   LinearSolve solve;
 };
 Sensitivity input_sensitivity(LoopedTransformerImpl& model, const torch::Tensor& x0, const Positions& p,

@@ -89,7 +89,7 @@ nlohmann::json analyze_split(LoopedTransformerImpl& model, LoopedTransformerImpl
     }
     const torch::Tensor reached = run_from(detail_model, x0, dp, x0, T);
     const InitIndependence ind = init_independence(detail_model, x0, dp, T, s.seed);
-    std::vector<double> radius, sens_diff, sens_norm, sens_diff_stable;
+    std::vector<double> radius, sens_diff, sens_norm, sens_fd_norm, sens_diff_stable;
     int64_t converged = 0, below_one = 0;
     auto gen = at::detail::createCPUGenerator(s.seed + 1);
     for (int64_t i = 0; i < m; ++i) {
@@ -105,6 +105,7 @@ nlohmann::json analyze_split(LoopedTransformerImpl& model, LoopedTransformerImpl
       below_one += r.radius < 1;
       sens_diff.push_back(sens.relative_difference);
       sens_norm.push_back(sens.implicit_norm);
+      sens_fd_norm.push_back(sens.finite_difference_norm);
       if (r.radius < 1) sens_diff_stable.push_back(sens.relative_difference);
       nlohmann::json& e = examples[i];
       e["radius"] = r.radius;
@@ -113,6 +114,7 @@ nlohmann::json analyze_split(LoopedTransformerImpl& model, LoopedTransformerImpl
       e["arnoldi_steps"] = r.steps;
       e["radius_converged"] = r.converged;
       e["sensitivity_norm"] = sens.implicit_norm;
+      e["sensitivity_fd_norm"] = sens.finite_difference_norm;
       e["sensitivity_fd_difference"] = sens.relative_difference;
       e["gmres_residual"] = sens.solve.residual;
       e["gmres_steps"] = sens.solve.steps;
@@ -126,6 +128,7 @@ nlohmann::json analyze_split(LoopedTransformerImpl& model, LoopedTransformerImpl
                         {"fraction_below_1", static_cast<double>(below_one) / static_cast<double>(m)},
                         {"fraction_converged", static_cast<double>(converged) / static_cast<double>(m)}};
     detail["sensitivity"] = {{"norm", spread(sens_norm)},
+                             {"fd_norm", spread(sens_fd_norm)},
                              {"implicit_vs_fd", spread(sens_diff)},
                              {"implicit_vs_fd_where_radius_below_1", spread(sens_diff_stable)}};
     detail["init_distance"] = {{"x0_vs_zero", spread(ind.x0_vs_zero)},
@@ -188,14 +191,14 @@ std::string report_text(const std::string& split, const nlohmann::json& r) {
                   "  first %lld examples, float64:\n"
                   "    spectral radius of df/dx at the reached state: median %.4f max %.4f, below 1 for %.0f%%, "
                   "Arnoldi converged for %.0f%%\n"
-                  "    input sensitivity ||dx*/dx0 v||: median %.3g; implicit formula vs finite differences: "
+                  "    input sensitivity ||dx*/dx0 v|| (unit v): median %.3g implicit, %.3g finite differences; "
                   "median relative difference %.2e (%.2e where the radius is below 1)\n"
                   "    initialization independence, ||x*(e) - x*(e')|| / ||x*(x0)||: x0 vs 0 median %.2e max %.2e; "
                   "x0 vs noise median %.2e max %.2e\n",
                   static_cast<long long>(d["count"].get<int64_t>()), d["radius"]["median"].get<double>(),
                   d["radius"]["max"].get<double>(), 100 * d["radius"]["fraction_below_1"].get<double>(),
                   100 * d["radius"]["fraction_converged"].get<double>(),
-                  d["sensitivity"]["norm"]["median"].get<double>(),
+                  d["sensitivity"]["norm"]["median"].get<double>(), d["sensitivity"]["fd_norm"]["median"].get<double>(),
                   d["sensitivity"]["implicit_vs_fd"]["median"].get<double>(),
                   d["sensitivity"]["implicit_vs_fd_where_radius_below_1"]["median"].get<double>(),
                   d["init_distance"]["x0_vs_zero"]["median"].get<double>(),
