@@ -30,6 +30,18 @@ std::vector<double> norms(const torch::Tensor& x) {
 
 double flat_dot(const torch::Tensor& a, const torch::Tensor& b) { return (a * b).sum().item<double>(); }
 
+// Orthogonalizes w against V[0..j] in place, adding the coefficients to column j of H:
+// modified Gram-Schmidt, twice, since a non-normal Jacobian loses orthogonality fast otherwise.
+void orthogonalize(const std::vector<torch::Tensor>& V, int64_t j, torch::Tensor& w,
+                   std::vector<std::vector<double>>& H) {
+  for (int pass = 0; pass < 2; ++pass)
+    for (int64_t i = 0; i <= j; ++i) {
+      const double h = flat_dot(V[i], w);
+      H[i][j] += h;
+      w = w - h * V[i];
+    }
+}
+
 }  // namespace
 
 torch::Tensor run_from(LoopedTransformerImpl& model, const torch::Tensor& x0, const Positions& p,
@@ -51,9 +63,10 @@ std::vector<Convergence> convergence(LoopedTransformerImpl& model, const torch::
   const std::vector<double> start_norm = norms(x0);
   std::deque<torch::Tensor> recent{x0};  // the last max_period + 1 states, newest at the back
   torch::Tensor x = x0;
+  std::vector<double> size = start_norm;  // ||x_t||, carried over from the previous iteration
   for (int64_t t = 1; t <= s.max_iters; ++t) {
     const torch::Tensor next = model.iterate(x, x0, p);
-    const std::vector<double> step = norms(next - x), size = norms(x), next_size = norms(next);
+    const std::vector<double> step = norms(next - x), next_size = norms(next);
     for (int64_t b = 0; b < B; ++b) {
       const double rel = step[b] / std::max(size[b], std::numeric_limits<double>::min());
       if (!std::isfinite(next_size[b]) || next_size[b] > s.diverge_ratio * start_norm[b]) diverged[b] = true;
@@ -61,11 +74,12 @@ std::vector<Convergence> convergence(LoopedTransformerImpl& model, const torch::
       if (t == s.max_iters) out[b].final_step = rel;
     }
     x = next;
+    size = next_size;
     if (observe) observe(t, x);
     recent.push_back(x);
     if (static_cast<int64_t>(recent.size()) > s.max_period + 1) recent.pop_front();
   }
-  const std::vector<double> last_size = norms(x);
+  const std::vector<double>& last_size = size;
   for (int64_t b = 0; b < B; ++b) {
     Convergence& c = out[b];
     if (diverged[b] || !std::isfinite(c.final_step)) {
@@ -135,13 +149,7 @@ SpectralRadius spectral_radius(const LinearOperator& op, const torch::Tensor& li
   SpectralRadius best;
   for (int64_t j = 0; j < m; ++j) {
     torch::Tensor w = op(V[j].view_as(like)).reshape({n});
-    // Modified Gram-Schmidt, twice: a non-normal Jacobian loses orthogonality fast otherwise.
-    for (int pass = 0; pass < 2; ++pass)
-      for (int64_t i = 0; i <= j; ++i) {
-        const double h = flat_dot(V[i], w);
-        H[i][j] += h;
-        w = w - h * V[i];
-      }
+    orthogonalize(V, j, w, H);
     const double beta = w.norm().item<double>();
     H[j + 1][j] = beta;
     // Ritz values of the (j+1) x (j+1) Hessenberg matrix.
@@ -189,12 +197,7 @@ LinearSolve solve_identity_minus(const LinearOperator& op, const torch::Tensor& 
   int64_t k = 0;
   for (int64_t j = 0; j < m; ++j) {
     torch::Tensor w = V[j] - op(V[j].view_as(b)).reshape({n});  // (I - A) v_j
-    for (int pass = 0; pass < 2; ++pass)
-      for (int64_t i = 0; i <= j; ++i) {
-        const double h = flat_dot(V[i], w);
-        R[i][j] += h;
-        w = w - h * V[i];
-      }
+    orthogonalize(V, j, w, R);
     const double h_next = w.norm().item<double>();
     // Apply the earlier Givens rotations to the new column, then make one for h_next.
     for (int64_t i = 0; i < j; ++i) {
@@ -252,12 +255,12 @@ Sensitivity input_sensitivity(LoopedTransformerImpl& model, const torch::Tensor&
 }
 
 InitIndependence init_independence(LoopedTransformerImpl& model, const torch::Tensor& x0, const Positions& p,
-                                   int64_t iterations, uint64_t seed) {
+                                   int64_t iterations, uint64_t seed, const torch::Tensor& reached) {
   auto gen = at::detail::createCPUGenerator(seed);
   const torch::Tensor rms = x0.flatten(1).pow(2).mean(1).sqrt().view({-1, 1, 1});
   const torch::Tensor noise =
       torch::randn(x0.sizes(), gen, torch::TensorOptions().dtype(torch::kDouble)).to(x0.options()) * rms;
-  const torch::Tensor from_x0 = run_from(model, x0, p, x0, iterations);
+  const torch::Tensor from_x0 = reached.defined() ? reached : run_from(model, x0, p, x0, iterations);
   const torch::Tensor from_zero = run_from(model, x0, p, torch::zeros_like(x0), iterations);
   const torch::Tensor from_noise = run_from(model, x0, p, noise, iterations);
   const std::vector<double> size = norms(from_x0), a = norms(from_x0 - from_zero), b = norms(from_x0 - from_noise),

@@ -112,12 +112,13 @@ Sensitivity input_sensitivity(LoopedTransformerImpl& model, const torch::Tensor&
 // ---- Initialization independence (appendix A.8) -------------------------------------------
 
 // The states reached after `iterations` from e = x0, e = 0 and e = Gaussian noise with x0's RMS,
-// and the distances between them relative to the x0-started state, per example.
+// and the distances between them relative to the x0-started state, per example. `reached`, when
+// given, is that x0-started state (run_from(model, x0, p, x0, iterations)), not recomputed.
 struct InitIndependence {
   std::vector<double> x0_vs_zero, x0_vs_noise, zero_vs_noise;
 };
 InitIndependence init_independence(LoopedTransformerImpl& model, const torch::Tensor& x0, const Positions& p,
-                                   int64_t iterations, uint64_t seed);
+                                   int64_t iterations, uint64_t seed, const torch::Tensor& reached = {});
 
 // The recall matrix's spectral radius rho(Wx) per block (dense eigenvalues; appendix B.3-B.4).
 // Empty for models without recall.

@@ -88,7 +88,7 @@ nlohmann::json analyze_split(LoopedTransformerImpl& model, LoopedTransformerImpl
       x0 = detail_model.embed(split.inputs.slice(0, 0, m).to(detail_model.device(), detail_model.dtype()));
     }
     const torch::Tensor reached = run_from(detail_model, x0, dp, x0, T);
-    const InitIndependence ind = init_independence(detail_model, x0, dp, T, s.seed);
+    const InitIndependence ind = init_independence(detail_model, x0, dp, T, s.seed, reached);
     std::vector<double> radius, sens_diff, sens_norm, sens_fd_norm, sens_diff_stable;
     int64_t converged = 0, below_one = 0;
     auto gen = at::detail::createCPUGenerator(s.seed + 1);

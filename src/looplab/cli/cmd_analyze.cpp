@@ -8,10 +8,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <sstream>
 
 #include "looplab/analysis/model_report.h"
 #include "looplab/cli/cmd_analyze_geometry.h"
+#include "looplab/cli/split_list.h"
 #include "looplab/io/atomic_file.h"
 #include "looplab/model/model_dir.h"
 #include "looplab/runtime.h"
@@ -22,14 +22,6 @@ namespace looplab::cli {
 
 namespace {
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 }  // namespace
 

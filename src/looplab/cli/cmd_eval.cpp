@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <unistd.h>
 
 #include "looplab/cli/commands.h"
+#include "looplab/cli/split_list.h"
 #include "looplab/eval/accelerated.h"
 #include "looplab/eval/evaluate.h"
 #include "looplab/io/atomic_file.h"
@@ -45,14 +45,6 @@ std::pair<int64_t, int64_t> parse_range(const std::string& s) {
   }
 }
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 // --early-exit / --anderson: one row per split, DIR/eval_accelerated.json.
 template <typename Options>
