@@ -144,5 +144,56 @@ TEST(FullAttention, EqualsMaskedAttentionWithNothingMasked) {
   EXPECT_LT((attn.forward(u, p) - want).abs().max().item<double>(), 1e-12);
 }
 
+
+// The first iteration after which the last of L positions depends on input 0, from the window
+// rule of SPEC section 1 alone: query j sees keys s .. s+4, s = clamp(j - 2, 0, L - 5); each
+// iteration a token's dependence reaches the leftmost dependence of its window.
+int64_t iterations_to_reach_the_end(int64_t L) {
+  std::vector<int64_t> leftmost(L);
+  for (int64_t j = 0; j < L; ++j) leftmost[j] = j;
+  for (int64_t t = 1;; ++t) {
+    std::vector<int64_t> next(L);
+    for (int64_t j = 0; j < L; ++j) {
+      const int64_t s = std::clamp<int64_t>(j - 2, 0, L - 5);
+      next[j] = *std::min_element(leftmost.begin() + s, leftmost.begin() + s + 5);
+    }
+    leftmost = next;
+    if (leftmost[L - 1] == 0) return t;
+  }
+}
+
+// Why no iteration scheme reaches a 512-bit answer in few block evaluations (docs/performance.md):
+// the answer at bit 511 depends on bit 0 only from iteration 255 on.
+TEST(NeighbourhoodAttention, The512BitAnswerNeedsAtLeast255Iterations) {
+  EXPECT_EQ(iterations_to_reach_the_end(512), 255);
+  EXPECT_EQ(iterations_to_reach_the_end(32), 15);
+}
+
+// The model obeys that light cone: flipping input 0 leaves the last token's state untouched
+// before that iteration, and changes it at that iteration (dense masked and gathered windows).
+// (Bit-exact zeros before: the masked keys enter with softmax weight exactly 0.)
+TEST(NeighbourhoodAttention, InformationMovesNoFasterThanTheWindow) {
+  for (int64_t L : {12, 24, 64}) {
+    torch::manual_seed(8);
+    ModelConfig c = default_config("prefix-sums", Recall::kExternal, Norm::kPost, 8);
+    c.heads = 2;
+    LoopedTransformer model(c);
+    model->to(torch::kFloat64);
+    torch::NoGradGuard no_grad;
+    const torch::Tensor a = torch::randint(0, 2, {1, L, 1}).to(torch::kFloat64);
+    torch::Tensor b = a.clone();
+    b[0][0][0] = 1 - a[0][0][0].item<double>();
+    const int64_t reach = iterations_to_reach_the_end(L);
+    for (int64_t t = 1; t <= reach; ++t) {
+      const double change =
+          (model->forward(a, t).state[0][L - 1] - model->forward(b, t).state[0][L - 1]).abs().max().item<double>();
+      if (t < reach)
+        EXPECT_EQ(change, 0.0) << "L " << L << " iteration " << t;
+      else if (L <= 24)  // the untrained block damps the signal per hop: after 31 hops it is below rounding
+        EXPECT_GT(change, 0.0) << "L " << L << " iteration " << t;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace looplab

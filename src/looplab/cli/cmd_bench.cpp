@@ -364,11 +364,14 @@ Command add_bench_latency(CLI::App* parent) {
             s.model->eval();
             torch::InferenceMode guard;
             const Positions p = s.model->positions(s.model->grid_for(s.positions));
+            // An iteration inside a loop, as looplab runs them: Wh x0 is computed once per
+            // forward pass, not per iteration.
             const torch::Tensor x0 = s.model->embed(s.input);
+            const auto r = s.model->recall_input(x0);
             torch::Tensor x = x0;
-            for (int i = 0; i < 10; ++i) x = s.model->iterate(x, x0, p);
+            for (int i = 0; i < 10; ++i) x = s.model->iterate(x, r, p);
             const double seconds = median_seconds(static_cast<int>(o->reps), [&] {
-              x = s.model->iterate(x, x0, p);
+              x = s.model->iterate(x, r, p);
               sync_device(device);
             });
             std::printf("one iteration, batch %lld x %lld tokens (%s, width %lld): %.3f ms (median of %lld)\n",

@@ -3,7 +3,7 @@
 
 #include "looplab/cli/commands.h"
 #include "looplab/cli/group.h"
-#include "looplab/cli/progress.h"
+#include "looplab/util/progress.h"
 #include "looplab/tasks/chess/generator.h"
 #include "looplab/tasks/prefix_sums/prefix_sums.h"
 #include "looplab/tasks/sudoku/dataset.h"

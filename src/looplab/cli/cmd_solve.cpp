@@ -60,7 +60,7 @@ void solve_chess(LoopedTransformerImpl& model, const std::string& fen, int64_t i
   // The two squares with the largest class-1 logits, back in the board's own orientation.
   std::array<int, 64> back;
   for (int sq = 0; sq < 64; ++sq) back[map[sq]] = sq;
-  const torch::Tensor top = std::get<1>(trace.logits.back().select(-1, 1).topk(2));
+  const torch::Tensor top = std::get<1>(trace.last_logits.select(-1, 1).topk(2));
   const int a = back[top[0].item<int64_t>()], b = back[top[1].item<int64_t>()];
   // The move goes from the square holding a piece of the side to move; a promotion is taken
   // as a queen's.

@@ -1,16 +1,16 @@
 #include "looplab/data/splits.h"
 
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "looplab/tasks/chess/puzzles.h"
 #include "looplab/tasks/prefix_sums/prefix_sums.h"
 #include "looplab/tasks/sudoku/dataset.h"
 #include "looplab/util/error.h"
+#include "looplab/util/progress.h"
 #include "looplab/util/random.h"
 
 namespace looplab {
@@ -179,17 +179,10 @@ void prepare_pool(DataSettings& s, const std::string& dir) {
   // Easy is 80% of the pool and hard 20% (a little more with ties at the cut); 5% to spare.
   const auto need = static_cast<int64_t>(
       std::ceil(1.05 * std::max(static_cast<double>(s.train_count + s.val_count) / 0.8, s.hard_count / 0.2)));
-  const bool tty = isatty(2);
-  int last = -1;
   sudoku::GeneratorOptions options;
   options.threads = torch::get_num_threads();
-  const auto puzzles = sudoku::generate(need, s.seed, options, [&](int64_t done, int64_t total) {
-    const int tenth = static_cast<int>(10 * done / total);
-    if (!tty && tenth == last) return;
-    last = tenth;
-    std::fprintf(stderr, "%ssudoku pool: %lld/%lld puzzles%s", tty ? "\r" : "", static_cast<long long>(done),
-                 static_cast<long long>(total), tty && done < total ? "" : "\n");
-  });
+  Progress progress("sudoku pool");
+  const auto puzzles = sudoku::generate(need, s.seed, options, std::ref(progress));
   sudoku::write_csv((std::filesystem::path(dir) / kSudokuPoolFile).string(), puzzles);
   s.data_file = kSudokuPoolFile;
   s.base_dir = dir;

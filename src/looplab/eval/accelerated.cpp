@@ -151,11 +151,17 @@ FixedPointResult solve_model(LoopedTransformerImpl& model, const torch::Tensor& 
   torch::InferenceMode inference;
   const Positions p = model.positions(model.grid_for(input.size(1)));
   const torch::Tensor x0 = model.embed(input.to(model.device(), model.dtype()));
-  // x0 of the active examples, recomputed only when the batch shrinks.
-  torch::Tensor x0_active = x0;
+  // The recall inputs of the active examples, selected again only when the batch shrinks.
+  const auto r = model.recall_input(x0);
+  auto r_active = r;
+  int64_t active = x0.size(0);
   const BatchMap f = [&](const torch::Tensor& x, const torch::Tensor& index) {
-    if (x0_active.size(0) != index.size(0)) x0_active = x0.index_select(0, index);
-    return model.iterate(x, x0_active, p);
+    if (active != index.size(0)) {
+      for (size_t i = 0; i < r.size(); ++i)
+        if (r[i].defined()) r_active[i] = r[i].index_select(0, index);
+      active = index.size(0);
+    }
+    return model.iterate(x, r_active, p);
   };
   return solve_fixed_point(f, x0, options);
 }

@@ -22,12 +22,13 @@ IterationCurve evaluate_curve(LoopedTransformerImpl& model, const Split& split, 
     const torch::Tensor input = split.inputs.slice(0, start, end).to(model.device(), model.dtype());
     const torch::Tensor target = split.targets.slice(0, start, end).to(model.device());
     const torch::Tensor x0 = model.embed(input);
+    const auto r = model.recall_input(x0);
     torch::Tensor x = x0;
     const std::string& task = model.config().task;
     torch::Tensor previous = predict(model.readout(x), task);
     std::vector<torch::Tensor> e, pos, s, u;
     for (int64_t t = 0; t < max_iters; ++t) {
-      const torch::Tensor next = model.iterate(x, x0, p);
+      const torch::Tensor next = model.iterate(x, r, p);
       s.push_back(((next - x).flatten(1).norm(2, 1) / x.flatten(1).norm(2, 1)).sum().to(torch::kFloat64));
       x = next;
       const torch::Tensor prediction = predict(model.readout(x), task);
@@ -75,14 +76,15 @@ PredictionTrace trace_prediction(LoopedTransformerImpl& model, const torch::Tens
   torch::InferenceMode inference;
   const Positions p = model.positions(model.grid_for(input.size(0)));
   const torch::Tensor x0 = model.embed(input.unsqueeze(0).to(model.device(), model.dtype()));
+  const auto r = model.recall_input(x0);
   torch::Tensor x = x0;
   PredictionTrace trace;
   for (int64_t t = 1; t <= iters; ++t) {
-    x = model.iterate(x, x0, p);
+    x = model.iterate(x, r, p);
     const torch::Tensor logits = model.readout(x)[0].to(torch::kCPU, torch::kFloat32);
     const torch::Tensor classes = predict(logits, model.config().task).to(torch::kInt64).contiguous();
     trace.predictions.emplace_back(classes.data_ptr<int64_t>(), classes.data_ptr<int64_t>() + classes.numel());
-    trace.logits.push_back(logits);
+    if (t == iters) trace.last_logits = logits;
     if (t > 1 && trace.predictions[t - 1] != trace.predictions[t - 2]) trace.settled_at = t;
   }
   return trace;

@@ -42,7 +42,7 @@ inline double exact_accuracy(LoopedTransformerImpl& model, const Split& split, i
 // One input run for `iters` iterations, the way a user inspects a single answer.
 struct PredictionTrace {
   std::vector<std::vector<int64_t>> predictions;  // [iteration t-1][position]: argmax class after t
-  std::vector<torch::Tensor> logits;              // [iteration t-1]: [L, C_out] on the CPU
+  torch::Tensor last_logits;                      // [L, C_out] after the last iteration, on the CPU
   // The first iteration from which the prediction never changes again up to `iters`.
   int64_t settled_at = 1;
 };

@@ -112,8 +112,8 @@ torch::Tensor neighbourhood_index(const std::vector<int64_t>& grid, int64_t wind
 // Attention
 
 AttentionImpl::AttentionImpl(const ModelConfig& c) : heads(c.heads) {
-  qkv = register_module("qkv", torch::nn::Linear(c.width, 3 * c.width));
-  out_proj = register_module("out_proj", torch::nn::Linear(c.width, c.width));
+  qkv = register_module("qkv", FusedLinear(c.width, 3 * c.width));
+  out_proj = register_module("out_proj", FusedLinear(c.width, c.width));
   q_norm = register_module("q_norm", RMSNorm(c.head_dim()));
   k_norm = register_module("k_norm", RMSNorm(c.head_dim()));
 }
@@ -159,11 +159,11 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& u, const Positions& p)
 BlockImpl::BlockImpl(const ModelConfig& c) : recall_kind(c.recall), norm_kind(c.norm) {
   const int64_t d = c.width;
   attn = register_module("attn", Attention(c));
-  mlp = register_module("mlp", torch::nn::Sequential(torch::nn::Linear(d, c.mlp_ratio * d), torch::nn::GELU(),
-                                                     torch::nn::Linear(c.mlp_ratio * d, d)));
+  mlp = register_module("mlp", torch::nn::Sequential(FusedLinear(d, c.mlp_ratio * d), torch::nn::GELU(),
+                                                     FusedLinear(c.mlp_ratio * d, d)));
   if (c.recall == Recall::kExternal || c.recall == Recall::kInternal) {
-    Wx = register_module("Wx", torch::nn::Linear(d, d));
-    Wh = register_module("Wh", torch::nn::Linear(d, d));
+    Wx = register_module("Wx", FusedLinear(d, d));
+    Wh = register_module("Wh", FusedLinear(d, d));
   }
   if (c.norm == Norm::kPre || c.norm == Norm::kPeri || c.norm == Norm::kGru)
     pre_norm_func = register_module("pre_norm_func", RMSNorm(d));
@@ -172,13 +172,15 @@ BlockImpl::BlockImpl(const ModelConfig& c) : recall_kind(c.recall), norm_kind(c.
   if (c.norm == Norm::kGru) gru = register_module("gru", torch::nn::GRUCell(torch::nn::GRUCellOptions(d, d)));
 }
 
-torch::Tensor BlockImpl::recall(const torch::Tensor& x, const torch::Tensor& x0) { return Wx(x) + Wh(x0); }
+torch::Tensor BlockImpl::recall_input(const torch::Tensor& x0) { return Wh ? Wh(x0) : torch::Tensor(); }
+
+torch::Tensor BlockImpl::recall(const torch::Tensor& x, const torch::Tensor& wh_x0) { return Wx(x) + wh_x0; }
 
 // u = preN(r); internal recall: u = g(u, x0); y = periN(S(u)); out = postN(Res(r, y)).
-torch::Tensor BlockImpl::sublayer_step(const torch::Tensor& r, const torch::Tensor& x0, const Positions& p,
+torch::Tensor BlockImpl::sublayer_step(const torch::Tensor& r, const torch::Tensor& wh_x0, const Positions& p,
                                        bool attention) {
   torch::Tensor u = pre_norm_func ? pre_norm_func(r) : r;
-  if (recall_kind == Recall::kInternal) u = recall(u, x0);
+  if (recall_kind == Recall::kInternal) u = recall(u, wh_x0);
   torch::Tensor y = attention ? attn(u, p) : mlp->forward(u);
   if (peri_norm_func) y = peri_norm_func(y);
   torch::Tensor out;
@@ -192,10 +194,10 @@ torch::Tensor BlockImpl::sublayer_step(const torch::Tensor& r, const torch::Tens
   return post_norm_func ? post_norm_func(out) : out;
 }
 
-torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& x0, const Positions& p) {
-  const torch::Tensor r = recall_kind == Recall::kExternal ? recall(x, x0) : x;
-  const torch::Tensor z = sublayer_step(r, x0, p, /*attention=*/true);
-  return sublayer_step(z, x0, p, /*attention=*/false);
+torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& wh_x0, const Positions& p) {
+  const torch::Tensor r = recall_kind == Recall::kExternal ? recall(x, wh_x0) : x;
+  const torch::Tensor z = sublayer_step(r, wh_x0, p, /*attention=*/true);
+  return sublayer_step(z, wh_x0, p, /*attention=*/false);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -204,11 +206,11 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& x0
 LoopedTransformerImpl::LoopedTransformerImpl(const ModelConfig& config) : config_(config) {
   validate(config_);
   const int64_t d = config_.width;
-  projection = register_module("projection", torch::nn::Linear(config_.in_channels, d));
+  projection = register_module("projection", FusedLinear(config_.in_channels, d));
   recur_blocks = register_module("recur_blocks", torch::nn::ModuleList());
   for (int64_t i = 0; i < config_.blocks; ++i) recur_blocks->push_back(Block(config_));
-  head = register_module("head", torch::nn::Sequential(RMSNorm(d), torch::nn::Linear(d, d), torch::nn::GELU(),
-                                                       torch::nn::Linear(d, config_.out_channels)));
+  head = register_module("head", torch::nn::Sequential(RMSNorm(d), FusedLinear(d, d), torch::nn::GELU(),
+                                                       FusedLinear(d, config_.out_channels)));
 }
 
 std::vector<int64_t> LoopedTransformerImpl::grid_for(int64_t positions) const {
@@ -253,10 +255,21 @@ void LoopedTransformerImpl::set_fused_attention(bool fused) {
 
 torch::Tensor LoopedTransformerImpl::embed(const torch::Tensor& input) { return projection(input); }
 
-torch::Tensor LoopedTransformerImpl::iterate(const torch::Tensor& x, const torch::Tensor& x0, const Positions& p) {
+LoopedTransformerImpl::RecallInput LoopedTransformerImpl::recall_input(const torch::Tensor& x0) {
+  RecallInput r;
+  for (const auto& block : *recur_blocks) r.push_back(block->as<BlockImpl>()->recall_input(x0));
+  return r;
+}
+
+torch::Tensor LoopedTransformerImpl::iterate(const torch::Tensor& x, const RecallInput& r, const Positions& p) {
+  if (r.size() != recur_blocks->size()) throw Error("iterate: recall input of another model");
   torch::Tensor state = x;
-  for (const auto& block : *recur_blocks) state = block->as<BlockImpl>()->forward(state, x0, p);
+  for (size_t i = 0; i < r.size(); ++i) state = (*recur_blocks)[i]->as<BlockImpl>()->forward(state, r[i], p);
   return state;
+}
+
+torch::Tensor LoopedTransformerImpl::iterate(const torch::Tensor& x, const torch::Tensor& x0, const Positions& p) {
+  return iterate(x, recall_input(x0), p);
 }
 
 torch::Tensor LoopedTransformerImpl::readout(const torch::Tensor& state) { return head->forward(state); }
@@ -267,8 +280,9 @@ LoopedTransformerImpl::Output LoopedTransformerImpl::forward(const torch::Tensor
                 c10::str(input.sizes()));
   const Positions p = positions(grid_for(input.size(1)));
   const torch::Tensor x0 = embed(input.to(device(), dtype()));
+  const RecallInput r = recall_input(x0);
   torch::Tensor x = x0;
-  for (int64_t t = 0; t < iterations; ++t) x = iterate(x, x0, p);
+  for (int64_t t = 0; t < iterations; ++t) x = iterate(x, r, p);
   return {readout(x), x};
 }
 

@@ -15,6 +15,16 @@
 
 namespace looplab {
 
+// torch::nn::Linear (same parameters, same names) whose forward is ATen's linear, as Python's
+// F.linear is: on a contiguous [B, L, in] input that is one matrix product with the bias folded
+// in, where the C++ frontend's forward runs the product and then adds the bias in a second
+// pass over the output (docs/performance.md: this was most of looplab's gap to PyTorch eager).
+struct FusedLinearImpl : torch::nn::LinearImpl {
+  using torch::nn::LinearImpl::LinearImpl;
+  torch::Tensor forward(const torch::Tensor& x) { return at::linear(x, weight, bias); }
+};
+TORCH_MODULE(FusedLinear);
+
 // RMSNorm over the last axis with a learnable scale. Epsilon is the machine epsilon of the
 // input's dtype, PyTorch's nn.RMSNorm default (which the paper's code used).
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight);
@@ -63,7 +73,7 @@ struct AttentionImpl : torch::nn::Module {
   // kernels cannot be differentiated twice; the fixed-point analysis (Jacobian-vector products
   // by double backward) turns this off to get the plain, twice-differentiable formula.
   bool fused = true;
-  torch::nn::Linear qkv{nullptr}, out_proj{nullptr};
+  FusedLinear qkv{nullptr}, out_proj{nullptr};
   RMSNorm q_norm{nullptr}, k_norm{nullptr};
 };
 TORCH_MODULE(Attention);
@@ -72,20 +82,22 @@ TORCH_MODULE(Attention);
 // and the normalization placement of the config. Absent pieces are null modules.
 struct BlockImpl : torch::nn::Module {
   explicit BlockImpl(const ModelConfig& c);
-  // x: state [B, L, d]; x0: the projected input [B, L, d].
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& x0, const Positions& p);
+  // Wh x0, the recall's term in the input alone (undefined without recall).
+  torch::Tensor recall_input(const torch::Tensor& x0);
+  // x: state [B, L, d]; wh_x0: recall_input(x0) [B, L, d].
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& wh_x0, const Positions& p);
 
   Recall recall_kind;
   Norm norm_kind;
   Attention attn{nullptr};
   torch::nn::Sequential mlp{nullptr};
-  torch::nn::Linear Wx{nullptr}, Wh{nullptr};  // Wx acts on the state, Wh on x0
+  FusedLinear Wx{nullptr}, Wh{nullptr};  // Wx acts on the state, Wh on x0
   RMSNorm pre_norm_func{nullptr}, peri_norm_func{nullptr}, post_norm_func{nullptr};
   torch::nn::GRUCell gru{nullptr};  // GRU outer normalization: one cell shared by both sublayers
 
  private:
-  torch::Tensor recall(const torch::Tensor& x, const torch::Tensor& x0);
-  torch::Tensor sublayer_step(const torch::Tensor& r, const torch::Tensor& x0, const Positions& p,
+  torch::Tensor recall(const torch::Tensor& x, const torch::Tensor& wh_x0);
+  torch::Tensor sublayer_step(const torch::Tensor& r, const torch::Tensor& wh_x0, const Positions& p,
                               bool attention);
 };
 TORCH_MODULE(Block);
@@ -104,7 +116,15 @@ class LoopedTransformerImpl : public torch::nn::Module {
 
   // x0 = projection(input): input [B, L, C_in] -> [B, L, d]. The state starts at x0.
   torch::Tensor embed(const torch::Tensor& input);
+  // The recall's term in x0 alone, Wh x0, of every block (undefined for blocks without
+  // recall). It is the same in every iteration, so a loop computes it once and passes it to
+  // each iteration: one of the block's d x d products per iteration saved, in the backward
+  // pass too (the paper's code recomputes it every iteration).
+  using RecallInput = std::vector<torch::Tensor>;
+  RecallInput recall_input(const torch::Tensor& x0);
   // One iteration x_{t+1} = f(x_t, x0): every block once, in order.
+  torch::Tensor iterate(const torch::Tensor& x, const RecallInput& r, const Positions& p);
+  // The same from x0 itself (recall_input computed on the spot): single steps, analysis.
   torch::Tensor iterate(const torch::Tensor& x, const torch::Tensor& x0, const Positions& p);
   // Head on a state: RMSNorm -> Linear -> GELU -> Linear, [B, L, d] -> [B, L, C_out].
   torch::Tensor readout(const torch::Tensor& state);
@@ -122,7 +142,7 @@ class LoopedTransformerImpl : public torch::nn::Module {
   torch::Device device() const { return projection->weight.device(); }
   torch::Dtype dtype() const { return projection->weight.scalar_type(); }
 
-  torch::nn::Linear projection{nullptr};
+  FusedLinear projection{nullptr};
   torch::nn::ModuleList recur_blocks{nullptr};
   torch::nn::Sequential head{nullptr};
 

@@ -21,8 +21,9 @@ LossResult progressive_backward(LoopedTransformerImpl& model, const torch::Tenso
     {
       torch::InferenceMode inference;
       const torch::Tensor x0 = model.embed(input);
+      const auto r = model.recall_input(x0);
       torch::Tensor x = x0;
-      for (int64_t t = 0; t < n; ++t) x = model.iterate(x, x0, p);
+      for (int64_t t = 0; t < n; ++t) x = model.iterate(x, r, p);
       start = x;
     }
     start = start.clone();
@@ -30,8 +31,9 @@ LossResult progressive_backward(LoopedTransformerImpl& model, const torch::Tenso
   const torch::Tensor x0 = model.embed(input);
 
   if (!recompute) {
+    const auto r = model.recall_input(x0);
     torch::Tensor x = n > 0 ? start : x0;
-    for (int64_t t = 0; t < k; ++t) x = model.iterate(x, x0, p);
+    for (int64_t t = 0; t < k; ++t) x = model.iterate(x, r, p);
     const torch::Tensor logits = model.readout(x);
     const torch::Tensor loss = cross_entropy(logits, target);
     (loss * weight).backward();
@@ -39,8 +41,12 @@ LossResult progressive_backward(LoopedTransformerImpl& model, const torch::Tenso
   }
 
   // Recompute: keep the state before each of the k iterations, then walk back through them,
-  // rebuilding one iteration's graph at a time and chaining the state gradient by hand.
-  const torch::Tensor x0_leaf = x0.detach().requires_grad_(true);
+  // rebuilding one iteration's graph at a time and chaining the state gradient by hand. The
+  // recall inputs Wh x0 enter every iteration as leaves whose gradients add up over the k
+  // iterations; one backward pass through Wh at the end carries the sum to x0 and Wh.
+  const auto r = model.recall_input(x0);
+  LoopedTransformerImpl::RecallInput r_leaf;
+  for (const torch::Tensor& t : r) r_leaf.push_back(t.defined() ? t.detach().requires_grad_(true) : t);
   std::vector<torch::Tensor> states;
   torch::Tensor last;
   {
@@ -48,7 +54,7 @@ LossResult progressive_backward(LoopedTransformerImpl& model, const torch::Tenso
     torch::Tensor x = n > 0 ? start : x0.detach();
     for (int64_t t = 0; t < k; ++t) {
       states.push_back(x);
-      x = model.iterate(x, x0_leaf, p);
+      x = model.iterate(x, r_leaf, p);
     }
     last = x;
   }
@@ -59,14 +65,21 @@ LossResult progressive_backward(LoopedTransformerImpl& model, const torch::Tenso
   torch::Tensor grad = xk.grad();
   for (int64_t t = k - 1; t >= 0; --t) {
     const torch::Tensor xt = states[t].detach().requires_grad_(true);
-    model.iterate(xt, x0_leaf, p).backward(grad);
+    model.iterate(xt, r_leaf, p).backward(grad);
     grad = xt.grad();
   }
-  // x0 receives gradient through the recall in every iteration, and as the starting state
-  // when n = 0.
-  torch::Tensor grad_x0 = x0_leaf.grad();
-  if (n == 0) grad_x0 = grad_x0.defined() ? grad_x0 + grad : grad;
-  if (grad_x0.defined()) x0.backward(grad_x0);
+  // x0 receives gradient through the recall, and as the starting state when n = 0.
+  std::vector<torch::Tensor> outputs{}, grads{};
+  for (size_t i = 0; i < r.size(); ++i)
+    if (r[i].defined() && r_leaf[i].grad().defined()) {
+      outputs.push_back(r[i]);
+      grads.push_back(r_leaf[i].grad());
+    }
+  if (n == 0) {
+    outputs.push_back(x0);
+    grads.push_back(grad);
+  }
+  if (!outputs.empty()) torch::autograd::backward(outputs, grads);
   return {loss.item<double>(), logits.detach()};
 }
 

@@ -46,7 +46,7 @@ Engine::Engine(const std::string& path, int multipv) : path_(path), multipv_(mul
   send("uci");
   wait_for("uciok");
   send("setoption name Threads value 1");
-  send("setoption name Hash value 1");  // small: cleared before every search
+  send("setoption name Hash value 1");  // small: cleared before every fresh search
   send("setoption name MultiPV value " + std::to_string(multipv));
   send("isready");
   wait_for("readyok");
@@ -91,8 +91,10 @@ void Engine::wait_for(const std::string& token) {
   throw Error("chess engine '" + path_ + "' stopped before answering '" + token + "'");
 }
 
-std::vector<EngineLine> Engine::search(const std::string& fen, int depth) {
-  send("ucinewgame");  // clears the hash: the same search gives the same answer
+void Engine::new_game() { send("ucinewgame"); }
+
+std::vector<EngineLine> Engine::search(const std::string& fen, int depth, bool fresh) {
+  if (fresh) new_game();
   send("position fen " + fen);
   send("go depth " + std::to_string(depth));
   std::vector<EngineLine> lines;
@@ -121,8 +123,8 @@ std::vector<EngineLine> Engine::search(const std::string& fen, int depth) {
   throw Error("chess engine '" + path_ + "' stopped during a search");
 }
 
-std::string Engine::best_move(const std::string& fen, int depth) {
-  const auto lines = search(fen, depth);
+std::string Engine::best_move(const std::string& fen, int depth, bool fresh) {
+  const auto lines = search(fen, depth, fresh);
   std::string best;
   int best_depth = -1;
   for (const auto& l : lines)

@@ -1,6 +1,8 @@
 // A UCI chess engine (Stockfish) as a child process, driven over pipes: set options, search a
-// position to a fixed depth, read back the principal variations per depth. Fixed depth, one
-// thread and a cleared hash before every search make its answers reproducible.
+// position to a fixed depth, read back the principal variations per depth. Fixed depth and one
+// thread make its answers a function of the searches since the last new_game() (which clears
+// the hash and the search history), so a caller that starts each unit of work with new_game()
+// gets reproducible answers.
 // No LibTorch here.
 #pragma once
 
@@ -25,10 +27,14 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
+  // Clears the hash table and the search history (UCI `ucinewgame`).
+  void new_game();
   // Every "info" line with a pv of a search of `fen` to `depth`, in the engine's order.
-  std::vector<EngineLine> search(const std::string& fen, int depth);
+  // fresh: new_game() first, so the search at every depth is the engine's own, uninformed by
+  // earlier searches (a warm hash hands shallow depths the deep answer).
+  std::vector<EngineLine> search(const std::string& fen, int depth, bool fresh = true);
   // The engine's best move at `depth`.
-  std::string best_move(const std::string& fen, int depth);
+  std::string best_move(const std::string& fen, int depth, bool fresh = true);
 
  private:
   void send(const std::string& line);

@@ -1,11 +1,8 @@
 #include "looplab/tasks/sudoku/generator.h"
 
-#include <atomic>
-#include <chrono>
-#include <thread>
-
 #include "looplab/tasks/sudoku/solver.h"
 #include "looplab/util/error.h"
+#include "looplab/util/parallel.h"
 #include "looplab/util/random.h"
 
 namespace looplab::sudoku {
@@ -64,23 +61,10 @@ std::vector<Puzzle> generate(int64_t count, uint64_t seed, const GeneratorOption
   if (count < 0) throw Error("sudoku generator: count must be >= 0");
   generate_puzzle(seed, 0, options.sources);  // checks the sources here, not in a worker thread
   std::vector<Puzzle> out(count);
-  int threads = options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
-  threads = std::max(1, std::min<int>(threads, static_cast<int>(std::max<int64_t>(count, 1))));
-  std::atomic<int64_t> next{0}, done{0};
-  std::vector<std::thread> workers;
-  for (int t = 0; t < threads; ++t)
-    workers.emplace_back([&] {
-      for (int64_t i; (i = next++) < count;) {
-        out[i] = generate_puzzle(seed, static_cast<uint64_t>(i), options.sources);
-        ++done;
-      }
-    });
-  while (progress && done < count) {
-    progress(done, count);
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
-  for (auto& w : workers) w.join();
-  if (progress) progress(count, count);
+  for_each_index(
+      count, options.threads,
+      [&] { return [&](int64_t i) { out[i] = generate_puzzle(seed, static_cast<uint64_t>(i), options.sources); }; },
+      progress);
   return out;
 }
 

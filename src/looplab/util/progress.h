@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <string>
 
-namespace looplab::cli {
+namespace looplab {
 
 class Progress {
  public:
@@ -34,4 +34,4 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-}  // namespace looplab::cli
+}  // namespace looplab
