@@ -18,17 +18,23 @@ int configure_threads(int requested) {
   return torch::get_num_threads();
 }
 
-void configure_allocator() {
+void configure_allocator(AllocatorPolicy policy) {
 #if defined(__GLIBC__)
   // glibc serves every block above its mmap threshold (at most 32 MiB: a training batch's
   // activations are 30-70 MiB each) with a fresh mapping and unmaps it when freed, so every
   // step paid page faults and the kernel's page clearing again on gigabytes (profile: ~6% of a
-  // step in the kernel). Keeping freed memory in the heap made a paper-width training step
-  // 13-15% faster (docs/performance.md); PyTorch's CPU tuning guide gets the same from
-  // jemalloc or tcmalloc, which would be one more dependency.
+  // step in the kernel). PyTorch's CPU tuning guide gets the same gain from jemalloc or
+  // tcmalloc, which would be one more dependency. docs/performance.md has the measurements.
   if (std::getenv("MALLOC_MMAP_MAX_") || std::getenv("MALLOC_TRIM_THRESHOLD_")) return;
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);  // give back only free tops above 1 GiB
+  if (policy == AllocatorPolicy::kSpeed) {
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);  // give back only free tops above 1 GiB
+  } else {
+    mallopt(M_MMAP_MAX, 65536);  // glibc's defaults
+    mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+  }
+#else
+  (void)policy;
 #endif
 }
 

@@ -303,6 +303,7 @@ Command add_bench_step(CLI::App* parent) {
             if (o->n < 0 || o->k < 1 || o->reps < 1 || o->warmup < 0) throw Error("need n >= 0, k >= 1, reps >= 1");
             const torch::Device device = parse_device(o->model.device);
             const torch::Dtype dtype = parse_dtype(o->model.dtype);
+            if (o->recompute) configure_allocator(AllocatorPolicy::kFootprint);  // as `train --recompute`
             const double gflops = o->no_matmul ? 0 : matmul_gflops(device, dtype, 5);
             BenchSetup s = bench_setup(o->model, device, dtype);
             s.model->train();

@@ -40,7 +40,7 @@ ModelConfig model_config(const ModelOptions& o) {
 
 int main(int argc, char** argv) {
   using namespace looplab;
-  configure_allocator();
+  configure_allocator(AllocatorPolicy::kSpeed);
   CLI::App app{"looplab: a laboratory for looped and recurrent models"};
   app.require_subcommand(1);
   int threads = 0;

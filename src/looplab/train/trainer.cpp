@@ -190,6 +190,9 @@ class ProgressLine {
 
 void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerImpl& model, AdamW& optimizer,
                 Random& rng, Checkpoint state) {
+  // --recompute is a request for memory over speed: glibc's own allocation policy keeps the
+  // peak at what is alive at once (runtime.h).
+  if (spec.train.recompute) configure_allocator(AllocatorPolicy::kFootprint);
   const TrainOptions& o = spec.train;
   const bool fixed = spec.model.recall == Recall::kFixed;
   const int64_t T = fixed ? 1 : o.max_iters;  // the fixed baseline trains with one pass
