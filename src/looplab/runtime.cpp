@@ -30,7 +30,8 @@ void configure_allocator(AllocatorPolicy policy) {
     mallopt(M_MMAP_MAX, 0);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);  // give back only free tops above 1 GiB
   } else {
-    mallopt(M_MMAP_MAX, 65536);  // glibc's defaults
+    mallopt(M_MMAP_MAX, 65536);  // glibc's starting values, now fixed (runtime.h)
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     mallopt(M_TRIM_THRESHOLD, 128 * 1024);
   }
 #else

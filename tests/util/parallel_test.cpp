@@ -12,7 +12,6 @@ namespace {
 TEST(ForEachIndex, EveryIndexOnceForAnyThreadCount) {
   for (int threads : {0, 1, 3, 50}) {
     std::vector<std::atomic<int>> hits(37);
-    for (auto& h : hits) h = 0;  // C++17 leaves a default-constructed atomic uninitialized
     int64_t last_done = -1;
     for_each_index(
         37, threads, [&] { return [&](int64_t i) { ++hits[i]; }; },

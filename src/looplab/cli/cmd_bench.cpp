@@ -218,6 +218,7 @@ double matmul_gflops(torch::Device device, torch::Dtype dtype, int reps) {
 // useful ones, even where it is computed as a masked dense product).
 struct FlopCount {
   double iteration = 0, head = 0;
+  double recall_input = 0;  // Wh x0: once per forward pass, not per iteration (recall_input)
 };
 FlopCount model_flops(const ModelConfig& c, int64_t positions) {
   const double d = static_cast<double>(c.width);
@@ -229,13 +230,15 @@ FlopCount model_flops(const ModelConfig& c, int64_t positions) {
   }
   const double attention = 2 * (3 * d * d + d * d) + 2 * 2 * keys * d;
   const double mlp = 2 * 2 * c.mlp_ratio * d * d;
-  double recall = 0;
-  if (c.recall == Recall::kExternal) recall = 2 * 2 * d * d;
-  if (c.recall == Recall::kInternal) recall = 2 * 2 * 2 * d * d;  // one g per sublayer
+  double recall = 0;  // Wx x per use of g
+  if (c.recall == Recall::kExternal) recall = 2 * d * d;
+  if (c.recall == Recall::kInternal) recall = 2 * 2 * d * d;  // one g per sublayer
   const double gru = c.norm == Norm::kGru ? 2 * 2 * 2 * 3 * d * d : 0;
   FlopCount f;
   f.iteration = static_cast<double>(c.blocks) * (attention + mlp + recall + gru);
   f.head = 2 * (d * d + d * c.out_channels) + 2 * c.in_channels * d;
+  if (c.recall == Recall::kExternal || c.recall == Recall::kInternal)
+    f.recall_input = static_cast<double>(c.blocks) * 2 * d * d;
   return f;
 }
 
@@ -327,8 +330,11 @@ Command add_bench_step(CLI::App* parent) {
             const double seconds = t[t.size() / 2];
             const FlopCount f = model_flops(s.model->config(), s.positions);
             const double tokens = static_cast<double>(o->model.batch) * s.positions;
-            // n forward iterations; k forward + backward (2x forward); head forward + backward.
-            const double flops = tokens * (o->n * f.iteration + 3 * o->k * f.iteration + 3 * f.head);
+            // n forward iterations; k forward + backward (2x forward); head forward + backward;
+            // Wh x0 once for the n iterations and once (with backward) for the k: the products
+            // looplab runs, not the paper code's Wh x0 in every iteration.
+            const double flops = tokens * (o->n * f.iteration + 3 * o->k * f.iteration + 3 * f.head +
+                                           (o->n > 0 ? f.recall_input : 0) + 3 * f.recall_input);
             const double model_gflops = flops / seconds / 1e9;
             std::printf("training step: %s, batch %lld x %lld tokens, width %lld, n = %lld, k = %lld%s: %.1f ms (median of %lld)\n",
                         o->model.task.c_str(), static_cast<long long>(o->model.batch),

@@ -19,6 +19,7 @@ namespace looplab {
 // F.linear is: on a contiguous [B, L, in] input that is one matrix product with the bias folded
 // in, where the C++ frontend's forward runs the product and then adds the bias in a second
 // pass over the output (docs/performance.md: this was most of looplab's gap to PyTorch eager).
+// clone() is LinearImpl's and returns a plain LinearImpl: looplab never clones modules.
 struct FusedLinearImpl : torch::nn::LinearImpl {
   using torch::nn::LinearImpl::LinearImpl;
   torch::Tensor forward(const torch::Tensor& x) { return at::linear(x, weight, bias); }

@@ -36,23 +36,32 @@ inline void for_each_index(int64_t count, int threads,
   std::exception_ptr failure;
   std::mutex failure_mutex;
   std::vector<std::thread> workers;
-  for (int t = 0; t < threads; ++t)
-    workers.emplace_back([&] {
-      try {
-        const std::function<void(int64_t)> work = make_worker();
-        for (int64_t i; !failed && (i = next++) < count;) {
-          work(i);
-          ++done;
-        }
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-        failed = true;
+  auto worker = [&] {
+    try {
+      const std::function<void(int64_t)> work = make_worker();
+      for (int64_t i; !failed && (i = next++) < count;) {
+        work(i);
+        ++done;
       }
-    });
-  while (progress && done < count && !failed) {
-    progress(done, count);
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      failed = true;
+    }
+  };
+  // Whatever happens here (a thread that cannot start, a progress callback that throws), the
+  // workers are stopped and joined before the exception leaves: a joinable std::thread that is
+  // destroyed would terminate the program.
+  try {
+    for (int t = 0; t < threads; ++t) workers.emplace_back(worker);
+    while (progress && done < count && !failed) {
+      progress(done, count);
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+  } catch (...) {
+    failed = true;
+    for (auto& w : workers) w.join();
+    throw;
   }
   for (auto& w : workers) w.join();
   if (failure) std::rethrow_exception(failure);

@@ -1,5 +1,6 @@
 #include "looplab/tasks/chess/engine.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,8 +28,13 @@ std::string find_engine() {
 Engine::Engine(const std::string& path, int multipv) : path_(path), multipv_(multipv) {
   if (path.empty() || ::access(path.c_str(), X_OK) != 0)
     throw Error("chess engine '" + path + "' not found (install Debian's stockfish or set LOOPLAB_ENGINE)");
+  // A write to an engine that died must fail with EPIPE (our error below), not kill us.
+  ::signal(SIGPIPE, SIG_IGN);
+  // Close-on-exec: engines start concurrently from several threads, and one must not inherit
+  // another's pipe ends (a dead engine's reader would then wait forever instead of seeing EOF).
+  // dup2 below gives the child its own 0 and 1 without the flag.
   int in[2], out[2];
-  if (::pipe(in) != 0 || ::pipe(out) != 0) throw Error("chess engine: cannot create pipes");
+  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) throw Error("chess engine: cannot create pipes");
   pid_ = ::fork();
   if (pid_ < 0) throw Error("chess engine: cannot fork");
   if (pid_ == 0) {
