@@ -47,8 +47,9 @@ void orthogonalize(const std::vector<torch::Tensor>& V, int64_t j, torch::Tensor
 torch::Tensor run_from(LoopedTransformerImpl& model, const torch::Tensor& x0, const Positions& p,
                        const torch::Tensor& start, int64_t iterations) {
   torch::NoGradGuard no_grad;
+  const auto r = model.recall_input(x0);  // Wh x0: the same in every iteration
   torch::Tensor x = start.defined() ? start : x0;
-  for (int64_t t = 0; t < iterations; ++t) x = model.iterate(x, x0, p);
+  for (int64_t t = 0; t < iterations; ++t) x = model.iterate(x, r, p);
   return x;
 }
 
@@ -64,8 +65,9 @@ std::vector<Convergence> convergence(LoopedTransformerImpl& model, const torch::
   std::deque<torch::Tensor> recent{x0};  // the last max_period + 1 states, newest at the back
   torch::Tensor x = x0;
   std::vector<double> size = start_norm;  // ||x_t||, carried over from the previous iteration
+  const auto r = model.recall_input(x0);  // Wh x0: the same in every iteration
   for (int64_t t = 1; t <= s.max_iters; ++t) {
-    const torch::Tensor next = model.iterate(x, x0, p);
+    const torch::Tensor next = model.iterate(x, r, p);
     const std::vector<double> step = norms(next - x), next_size = norms(next);
     for (int64_t b = 0; b < B; ++b) {
       const double rel = step[b] / std::max(size[b], std::numeric_limits<double>::min());
