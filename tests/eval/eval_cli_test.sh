@@ -43,5 +43,6 @@ expect_ok "bench step recompute" "$LOOPLAB" bench step --task sudoku --width 16 
 grep -q '"peak_rss_mib"' "$TMP/out" && ok || bad "bench step recompute: $(cat "$TMP/out")"
 expect_ok "bench latency" "$LOOPLAB" bench latency --task sudoku --width 16 --heads 2 --reps 3
 grep -q '^json: {.*"kind":"latency"' "$TMP/out" && ok || bad "bench latency json: $(cat "$TMP/out")"
+grep -q '"dense_seconds":[0-9]' "$TMP/out" && grep -q "dense-layer products alone" "$TMP/out" && ok || bad "bench latency floor: $(cat "$TMP/out")"
 
 finish eval_cli

@@ -385,9 +385,39 @@ Command add_bench_latency(CLI::App* parent) {
                         static_cast<long long>(o->model.batch), static_cast<long long>(s.positions),
                         o->model.task.c_str(), static_cast<long long>(o->model.width), seconds * 1e3,
                         static_cast<long long>(o->reps));
+            // The floor of any implementation that runs this iteration's dense layers through
+            // this BLAS: those products alone, same shapes and weights, same process. Nothing
+            // else of the iteration (attention scores, norms, RoPE, GELU, residuals) is in it.
+            // Every 2-D parameter of a block is a dense layer's weight; Wh is left out, as it
+            // acts on x0 once per forward pass.
+            struct Dense {
+              torch::Tensor input, weight, bias;
+            };
+            std::vector<Dense> dense;
+            double dense_flops = 0;
+            for (const auto& block : *s.model->recur_blocks) {
+              const auto params = block->named_parameters();
+              for (const auto& item : params) {
+                const std::string& name = item.key();
+                if (item.value().dim() != 2 || name.rfind("Wh.", 0) == 0) continue;
+                const std::string stem = name.substr(0, name.size() - std::string("weight").size());
+                const torch::Tensor w = item.value();
+                dense.push_back({torch::randn({o->model.batch, s.positions, w.size(1)}, x.options()), w,
+                                 params.contains(stem + "bias") ? params[stem + "bias"] : torch::Tensor()});
+                dense_flops += 2.0 * o->model.batch * s.positions * w.size(0) * w.size(1);
+              }
+            }
+            const double dense_seconds = median_seconds(static_cast<int>(o->reps), [&] {
+              for (const Dense& l : dense) at::linear(l.input, l.weight, l.bias);
+              sync_device(device);
+            });
+            const double gflops = matmul_gflops(device, parse_dtype(o->model.dtype), 5);
+            std::printf("its %zu dense-layer products alone: %.3f ms (%.1f GFLOP/s; matmul 2048^3 %.1f GFLOP/s)\n",
+                        dense.size(), dense_seconds * 1e3, dense_flops / dense_seconds / 1e9, gflops);
             const nlohmann::json j = {{"kind", "latency"}, {"task", o->model.task}, {"batch", o->model.batch},
                                       {"positions", s.positions}, {"seconds", seconds},
-                                      {"threads", torch::get_num_threads()}};
+                                      {"dense_seconds", dense_seconds}, {"dense_flops", dense_flops},
+                                      {"matmul_gflops", gflops}, {"threads", torch::get_num_threads()}};
             std::printf("json: %s\n", j.dump().c_str());
           }};
 }
