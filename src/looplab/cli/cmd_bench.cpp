@@ -388,22 +388,19 @@ Command add_bench_latency(CLI::App* parent) {
             // The floor of any implementation that runs this iteration's dense layers through
             // this BLAS: those products alone, same shapes and weights, same process. Nothing
             // else of the iteration (attention scores, norms, RoPE, GELU, residuals) is in it.
-            // Every 2-D parameter of a block is a dense layer's weight; Wh is left out, as it
-            // acts on x0 once per forward pass.
+            // Every Linear of a block but Wh, which acts on x0 once per forward pass.
             struct Dense {
               torch::Tensor input, weight, bias;
             };
             std::vector<Dense> dense;
             double dense_flops = 0;
             for (const auto& block : *s.model->recur_blocks) {
-              const auto params = block->named_parameters();
-              for (const auto& item : params) {
-                const std::string& name = item.key();
-                if (item.value().dim() != 2 || name.rfind("Wh.", 0) == 0) continue;
-                const std::string stem = name.substr(0, name.size() - std::string("weight").size());
-                const torch::Tensor w = item.value();
-                dense.push_back({torch::randn({o->model.batch, s.positions, w.size(1)}, x.options()), w,
-                                 params.contains(stem + "bias") ? params[stem + "bias"] : torch::Tensor()});
+              const auto* wh = block->as<BlockImpl>()->Wh.get();
+              for (const auto& m : block->modules(/*include_self=*/false)) {
+                const auto* linear = m->as<torch::nn::LinearImpl>();
+                if (!linear || linear == wh) continue;
+                const torch::Tensor& w = linear->weight;
+                dense.push_back({torch::randn({o->model.batch, s.positions, w.size(1)}, x.options()), w, linear->bias});
                 dense_flops += 2.0 * o->model.batch * s.positions * w.size(0) * w.size(1);
               }
             }
