@@ -36,7 +36,7 @@ Tiny tiny(Recall recall, Norm norm, double shrink, int64_t batch = 1) {
   const torch::Tensor input = torch::randint(0, 2, {batch, 4, 1}, torch::kInt64).to(torch::kFloat64);
   {
     torch::NoGradGuard no_grad;
-    t.x0 = t.model->embed(input);
+    t.x0 = Loop(*t.model, input).x0();
   }
   return t;
 }
@@ -46,7 +46,8 @@ torch::Tensor dense_jacobian(LoopedTransformerImpl& model, const torch::Tensor& 
                              const Positions& p) {
   torch::AutoGradMode on(true);
   const torch::Tensor xin = x.detach().clone().requires_grad_(true);
-  const torch::Tensor y = model.iterate(xin, x0, p).reshape({-1});
+  (void)p;
+  const torch::Tensor y = Loop::from_x0(model, x0).step(xin).reshape({-1});
   const int64_t n = y.numel();
   torch::Tensor J = torch::zeros({n, n}, torch::kFloat64);
   for (int64_t o = 0; o < n; ++o) {
@@ -61,9 +62,9 @@ double dense_radius(const torch::Tensor& J) { return torch::linalg_eigvals(J).ab
 TEST(FixedPoint, JacobianVectorProductsMatchTheDenseJacobian) {
   for (Recall recall : {Recall::kExternal, Recall::kInternal, Recall::kNone}) {
     Tiny t = tiny(recall, Norm::kPost, 1.0);
-    const torch::Tensor x = run_from(*t.model, t.x0, t.p, {}, 5);
+    const torch::Tensor x = run_from(Loop::from_x0(*t.model, t.x0), {}, 5);
     const torch::Tensor J = dense_jacobian(*t.model, x, t.x0, t.p);
-    Linearization lin(*t.model, x, t.x0, t.p);
+    Linearization lin(*t.model, x, t.x0);
     const torch::Tensor v = torch::randn_like(x);
     const torch::Tensor expected = torch::matmul(J, v.reshape({-1}));
     EXPECT_LT((lin.state_jvp(v).reshape({-1}) - expected).abs().max().item<double>(), 1e-10) << to_string(recall);
@@ -74,9 +75,9 @@ TEST(FixedPoint, ArnoldiRadiusMatchesDenseEigenvaluesOnATinyModel) {
   for (Norm norm : {Norm::kPost, Norm::kPre, Norm::kPeri}) {
     for (Recall recall : {Recall::kExternal, Recall::kInternal, Recall::kNone}) {
       Tiny t = tiny(recall, norm, 1.0);
-      const torch::Tensor x = run_from(*t.model, t.x0, t.p, {}, 20);
+      const torch::Tensor x = run_from(Loop::from_x0(*t.model, t.x0), {}, 20);
       const double expected = dense_radius(dense_jacobian(*t.model, x, t.x0, t.p));
-      Linearization lin(*t.model, x, t.x0, t.p);
+      Linearization lin(*t.model, x, t.x0);
       const SpectralRadius r =
           spectral_radius([&](const torch::Tensor& v) { return lin.state_jvp(v); }, x, /*max_steps=*/40, 1e-10);
       EXPECT_TRUE(r.converged) << to_string(recall) << " " << to_string(norm);
@@ -124,16 +125,17 @@ TEST(FixedPoint, ImplicitSensitivityMatchesFiniteDifferencesWhereTheRadiusIsBelo
   for (const auto& [recall, norm] : variants) {
     {
       Tiny t = tiny(recall, norm, 0.5);
-      ConvergenceSettings s;
+      FixedPointOptions s;
+  s.tolerance = 1e-4;  // the analysis's default
       s.max_iters = 300;
       s.tolerance = 1e-12;
       torch::Tensor reached;
-      const auto c = convergence(*t.model, t.x0, t.p, s, &reached);
+      const auto c = convergence(Loop::from_x0(*t.model, t.x0), s, &reached);
       ASSERT_EQ(c[0].behaviour, Behaviour::kSettle) << to_string(recall) << " " << to_string(norm);
       const double rho = dense_radius(dense_jacobian(*t.model, reached, t.x0, t.p));
       ASSERT_LT(rho, 1.0) << "the premise of the test: a contractive fixed point";
       const torch::Tensor v = torch::randn_like(t.x0);
-      const Sensitivity sens = input_sensitivity(*t.model, t.x0, t.p, reached, v, 300);
+      const Sensitivity sens = input_sensitivity(*t.model, t.x0, reached, v, 300);
       EXPECT_GT(sens.implicit_norm, 1e-6) << "recall models depend on their input";
       EXPECT_LT(sens.relative_difference, 1e-3) << to_string(recall) << " " << to_string(norm) << " rho " << rho;
       EXPECT_LT(sens.solve.residual, 1e-9);
@@ -143,16 +145,17 @@ TEST(FixedPoint, ImplicitSensitivityMatchesFiniteDifferencesWhereTheRadiusIsBelo
 
 TEST(FixedPoint, ContractiveModelsSettleAndForgetTheirStart) {
   Tiny t = tiny(Recall::kExternal, Norm::kPost, 0.5, /*batch=*/3);
-  ConvergenceSettings s;
+  FixedPointOptions s;
+  s.tolerance = 1e-4;  // the analysis's default
   s.max_iters = 200;
   s.tolerance = 1e-8;
-  const auto c = convergence(*t.model, t.x0, t.p, s);
+  const auto c = convergence(Loop::from_x0(*t.model, t.x0), s);
   for (const Convergence& e : c) {
     EXPECT_EQ(e.behaviour, Behaviour::kSettle);
     EXPECT_GT(e.first_below, 1);
     EXPECT_LT(e.final_step, 1e-8);
   }
-  const InitIndependence ind = init_independence(*t.model, t.x0, t.p, 200, 0);
+  const InitIndependence ind = init_independence(Loop::from_x0(*t.model, t.x0), 200, 0);
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_LT(ind.x0_vs_zero[i], 1e-8);
     EXPECT_LT(ind.x0_vs_noise[i], 1e-8);
@@ -168,9 +171,10 @@ TEST(FixedPoint, AnExpandingRecallDiverges) {
     auto& Wx = t.model->recur_blocks[0]->as<BlockImpl>()->Wx;
     Wx->weight.copy_(3 * torch::eye(8, torch::kFloat64));
   }
-  ConvergenceSettings s;
+  FixedPointOptions s;
+  s.tolerance = 1e-4;  // the analysis's default
   s.max_iters = 60;
-  const auto c = convergence(*t.model, t.x0, t.p, s);
+  const auto c = convergence(Loop::from_x0(*t.model, t.x0), s);
   EXPECT_EQ(c[0].behaviour, Behaviour::kDiverge);
   const std::vector<double> rho = recall_spectral_radius(*t.model);
   ASSERT_EQ(rho.size(), 1u);
@@ -186,9 +190,10 @@ TEST(FixedPoint, APeriodTwoMapIsACycle) {
     auto* block = t.model->recur_blocks[0]->as<BlockImpl>();
     block->Wx->weight.copy_(-torch::eye(8, torch::kFloat64));
   }
-  ConvergenceSettings s;
+  FixedPointOptions s;
+  s.tolerance = 1e-4;  // the analysis's default
   s.max_iters = 11;
-  const auto c = convergence(*t.model, t.x0, t.p, s);
+  const auto c = convergence(Loop::from_x0(*t.model, t.x0), s);
   EXPECT_EQ(c[0].behaviour, Behaviour::kCycle);
   EXPECT_EQ(c[0].period, 2);
 }

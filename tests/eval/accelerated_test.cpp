@@ -35,7 +35,7 @@ TEST(Accelerated, PlainWithoutToleranceIsExactlyTheForwardPass) {
   torch::manual_seed(1);
   const torch::Tensor input = torch::randint(0, 2, {7, 10, 1}).to(torch::kFloat32);
   FixedPointOptions o;
-  o.max_evals = 9;
+  o.max_iters = 9;
   const FixedPointResult r = solve_model(*model, input, o);
   torch::NoGradGuard no_grad;
   EXPECT_TRUE(torch::equal(r.state, model->forward(input, 9).state));
@@ -52,13 +52,13 @@ TEST(Accelerated, EarlyExitAnswersEqualIndependentPlainIteration) {
   const torch::Tensor input =
       torch::randn({B, L, 1}) * torch::logspace(-1, 1, B).view({B, 1, 1});
   FixedPointOptions o;
-  o.max_evals = 40;
+  o.max_iters = 40;
   // The first tolerance at which some examples converge, at different iterations (so that
   // removal from the batch is exercised).
   FixedPointResult r;
   bool spread = false;
   for (double tol : {1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6, 1e-6}) {
-    o.tol = tol;
+    o.tolerance = tol;
     r = solve_model(*model, input, o);
     spread = r.converged.sum().item<int64_t>() > 0 && std::get<0>(at::_unique(r.evaluations)).size(0) > 1;
     if (spread) break;
@@ -66,7 +66,7 @@ TEST(Accelerated, EarlyExitAnswersEqualIndependentPlainIteration) {
   ASSERT_TRUE(spread) << r.evaluations;
   EXPECT_EQ(r.total_evaluations, r.evaluations.sum().item<int64_t>());
   torch::NoGradGuard no_grad;
-  const torch::Tensor answers = model->readout(r.state).argmax(-1);
+  const torch::Tensor answers = model->head->forward(r.state).argmax(-1);
   for (int64_t i = 0; i < B; ++i) {
     // Independent: example i alone, plain iteration step by step.
     const torch::Tensor xi = input.slice(0, i, i + 1);
@@ -76,19 +76,20 @@ TEST(Accelerated, EarlyExitAnswersEqualIndependentPlainIteration) {
     EXPECT_TRUE(torch::equal(answers[i], at_t.logits[0].argmax(-1))) << i;
     const double step = rel_step(at_t.state, before.state);
     if (r.converged[i].item<bool>()) {
-      EXPECT_LT(step, o.tol * (1 + 1e-3)) << i;
+      EXPECT_LT(step, o.tolerance * (1 + 1e-3)) << i;
       // ... and not before t.
       for (int64_t s = 1; s < t; ++s)
-        EXPECT_GE(rel_step(model->forward(xi, s).state, model->forward(xi, s - 1).state), o.tol * (1 - 1e-3)) << i << " " << s;
+        EXPECT_GE(rel_step(model->forward(xi, s).state, model->forward(xi, s - 1).state), o.tolerance * (1 - 1e-3)) << i << " " << s;
     } else {
-      EXPECT_EQ(t, o.max_evals);
+      EXPECT_EQ(t, o.max_iters);
     }
   }
 }
 
 TEST(Accelerated, EvaluateWithoutAccelerationMatchesAccuracyAfter) {
   auto model = contractive_model(1.0);
-  DataSettings d;
+  DataOptions d;
+  d.task = "prefix-sums";
   d.val_count = 21;
   d.train_bits = 8;
   Split split = load_split(d, "val");
@@ -98,13 +99,13 @@ TEST(Accelerated, EvaluateWithoutAccelerationMatchesAccuracyAfter) {
     split.targets.index_put_({torch::indexing::Slice(0, 6), 0}, 1 - split.targets.index({torch::indexing::Slice(0, 6), 0}));
   }
   FixedPointOptions o;
-  o.max_evals = 4;
-  const AcceleratedEval e = evaluate_accelerated(*model, split, 8, o);
+  o.max_iters = 4;
+  const AcceleratedSplitReport e = evaluate_accelerated(*model, split, 8, o);
   const Accuracy a = accuracy_after(*model, split, 4, 8);
   EXPECT_NEAR(e.exact, a.exact, 1e-12);
   EXPECT_NEAR(e.exact, 15.0 / 21.0, 1e-12);
   EXPECT_NEAR(e.per_position, a.per_position, 1e-12);
-  EXPECT_EQ(e.evaluations, 21 * 4);
+  EXPECT_EQ(e.block_evaluations, 21 * 4);
   EXPECT_EQ(e.max_evaluations, 4);
 }
 
@@ -139,8 +140,8 @@ TEST(Accelerated, AndersonFindsTheFixedPointOfAnAffineMapInFewerEvaluations) {
   const AffineMaps maps = affine_maps(4, 30, -0.9, 0.97);
   const torch::Tensor x_init = torch::zeros({4, 30}, torch::kFloat64);
   FixedPointOptions plain;
-  plain.max_evals = 5000;
-  plain.tol = 1e-10;
+  plain.max_iters = 5000;
+  plain.tolerance = 1e-10;
   FixedPointOptions anderson = plain;
   anderson.anderson = 10;
   anderson.lambda = 1e-10;
@@ -170,8 +171,8 @@ TEST(Accelerated, AndersonSafeguardKeepsANonNormalMapConverging) {
     return torch::bmm(A.index_select(0, index), x.unsqueeze(2)).squeeze(2) + b.index_select(0, index);
   };
   FixedPointOptions o;
-  o.max_evals = 3000;
-  o.tol = 1e-9;
+  o.max_iters = 3000;
+  o.tolerance = 1e-9;
   o.anderson = 3;
   const FixedPointResult r = solve_fixed_point(f, torch::zeros({3, n}, dbl), o);
   ASSERT_TRUE(r.converged.all().item<bool>());
@@ -199,8 +200,8 @@ TEST(Accelerated, EvaluationCountsAreExact) {
     return a + cs.index_select(0, index).unsqueeze(1) * (x - a);
   };
   FixedPointOptions o;
-  o.max_evals = max_evals;
-  o.tol = tol;
+  o.max_iters = max_evals;
+  o.tolerance = tol;
   const FixedPointResult r = solve_fixed_point(f, torch::full({B, 3}, x_start, dbl), o);
   EXPECT_EQ(r.total_evaluations, calls);
   EXPECT_TRUE(torch::equal(r.evaluations, per_example));
@@ -229,8 +230,8 @@ TEST(Accelerated, EvaluationCountsAreExact) {
   int64_t anderson_calls = 0;
   torch::Tensor anderson_per_example = torch::zeros({5}, torch::kInt64);
   FixedPointOptions ao;
-  ao.max_evals = 400;
-  ao.tol = 1e-8;
+  ao.max_iters = 400;
+  ao.tolerance = 1e-8;
   ao.anderson = 4;
   const FixedPointResult ar =
       solve_fixed_point(maps.map(&anderson_calls, &anderson_per_example), torch::zeros({5, 20}, dbl), ao);

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "looplab/model/looped_transformer.h"
-#include "looplab/tasks/task_spec.h"
+#include "looplab/tasks/registry.h"
 
 namespace looplab {
 namespace {
@@ -16,8 +16,14 @@ int64_t numel(const torch::nn::Module& m) {
   return n;
 }
 
+std::vector<TaskSpec> all_task_specs() {
+  std::vector<TaskSpec> specs;
+  for (const Task* t : all_tasks()) specs.push_back(t->spec());
+  return specs;
+}
+
 TEST(Parameters, EveryVariantMatchesTheFormulaAtPaperWidth) {
-  for (const TaskSpec& task : all_tasks())
+  for (const TaskSpec& task : all_task_specs())
     for (Recall r : {Recall::kNone, Recall::kExternal, Recall::kInternal, Recall::kFixed})
       for (Norm n : {Norm::kPre, Norm::kPeri, Norm::kPost, Norm::kGru}) {
         const ModelConfig c = default_config(task.name, r, n, 256);

@@ -11,7 +11,8 @@ TEST(Evaluate, CurveMatchesSeparateForwardPasses) {
   ModelConfig c = default_config("prefix-sums", Recall::kExternal, Norm::kPost, 16);
   c.heads = 2;
   LoopedTransformer model(c);
-  DataSettings d;
+  DataOptions d;
+  d.task = "prefix-sums";
   d.val_count = 37;
   d.train_bits = 6;
   Split split = load_split(d, "val");
@@ -21,7 +22,7 @@ TEST(Evaluate, CurveMatchesSeparateForwardPasses) {
     split.targets = model->forward(split.inputs, 3).logits.argmax(-1);
     split.targets.index_put_({torch::indexing::Slice(0, 10), 0}, 1 - split.targets.index({torch::indexing::Slice(0, 10), 0}));
   }
-  const IterationCurve curve = evaluate_curve(*model, split, 6, 8);
+  const CurveReport curve = evaluate_curve(*model, split, 6, 8);
   ASSERT_EQ(curve.exact.size(), 6u);
   EXPECT_EQ(curve.count, 37);
   EXPECT_NEAR(curve.exact[2], 27.0 / 37.0, 1e-12);

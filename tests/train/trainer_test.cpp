@@ -1,4 +1,5 @@
 // Training runs: resuming gives exactly the weights of an uninterrupted run.
+#include "looplab/run/run_dir.h"
 #include "looplab/train/trainer.h"
 
 #include <gtest/gtest.h>
@@ -57,7 +58,7 @@ TEST_F(TrainerTest, TwoEpochsResumeOneEqualsThreeStraight) {
   int lines = 0;
   while (std::getline(metrics, line)) EXPECT_NE(line.find("\"epoch\":" + std::to_string(lines++)), std::string::npos);
   EXPECT_EQ(lines, 3);
-  EXPECT_TRUE(fs::exists(resumed + "/" + kBestWeightsFile));
+  EXPECT_TRUE(fs::exists(resumed + "/" + RunDir::kBest));
 }
 
 TEST_F(TrainerTest, RefusesToOverwriteARunAndChecksOptions) {

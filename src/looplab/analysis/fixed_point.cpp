@@ -44,20 +44,16 @@ void orthogonalize(const std::vector<torch::Tensor>& V, int64_t j, torch::Tensor
 
 }  // namespace
 
-torch::Tensor run_from(LoopedTransformerImpl& model, const torch::Tensor& x0, const Positions& p,
-                       const torch::Tensor& start, int64_t iterations) {
+torch::Tensor run_from(const Loop& loop, const torch::Tensor& start, int64_t iterations) {
   torch::NoGradGuard no_grad;
-  const auto r = model.recall_input(x0);  // Wh x0: the same in every iteration
-  torch::Tensor x = start.defined() ? start : x0;
-  for (int64_t t = 0; t < iterations; ++t) x = model.iterate(x, r, p);
-  return x;
+  return loop.run(iterations, nullptr, start);
 }
 
-std::vector<Convergence> convergence(LoopedTransformerImpl& model, const torch::Tensor& x0, const Positions& p,
-                                     const ConvergenceSettings& s, torch::Tensor* reached,
+std::vector<Convergence> convergence(const Loop& loop, const FixedPointOptions& s, torch::Tensor* reached,
                                      const StateObserver& observe) {
   if (s.max_iters < 1) throw Error("convergence: max_iters must be >= 1");
   torch::NoGradGuard no_grad;
+  const torch::Tensor& x0 = loop.x0();
   const int64_t B = x0.size(0);
   std::vector<Convergence> out(B);
   std::vector<bool> diverged(B, false);
@@ -65,9 +61,8 @@ std::vector<Convergence> convergence(LoopedTransformerImpl& model, const torch::
   std::deque<torch::Tensor> recent{x0};  // the last max_period + 1 states, newest at the back
   torch::Tensor x = x0;
   std::vector<double> size = start_norm;  // ||x_t||, carried over from the previous iteration
-  const auto r = model.recall_input(x0);  // Wh x0: the same in every iteration
   for (int64_t t = 1; t <= s.max_iters; ++t) {
-    const torch::Tensor next = model.iterate(x, r, p);
+    const torch::Tensor next = loop.step(x);
     const std::vector<double> step = norms(next - x), next_size = norms(next);
     for (int64_t b = 0; b < B; ++b) {
       const double rel = step[b] / std::max(size[b], std::numeric_limits<double>::min());
@@ -108,12 +103,11 @@ std::vector<Convergence> convergence(LoopedTransformerImpl& model, const torch::
 
 // ---------------------------------------------------------------------------------------------
 
-Linearization::Linearization(LoopedTransformerImpl& model, const torch::Tensor& x, const torch::Tensor& x0,
-                             const Positions& p) {
+Linearization::Linearization(LoopedTransformerImpl& model, const torch::Tensor& x, const torch::Tensor& x0) {
   torch::AutoGradMode grad_on(true);
   x_ = x.detach().clone().requires_grad_(true);
   x0_ = x0.detach().clone().requires_grad_(true);
-  y_ = model.iterate(x_, x0_, p);
+  y_ = Loop::from_x0(model, x0_).step(x_);  // Wh x0 in the graph: df/dx0 flows through it
   u_ = torch::zeros_like(y_).requires_grad_(true);
   // J^T u and (df/dx0)^T u as differentiable functions of u.
   auto g = torch::autograd::grad({y_}, {x_, x0_}, {u_}, /*retain_graph=*/true, /*create_graph=*/true,
@@ -237,18 +231,18 @@ LinearSolve solve_identity_minus(const LinearOperator& op, const torch::Tensor& 
 
 // ---------------------------------------------------------------------------------------------
 
-Sensitivity input_sensitivity(LoopedTransformerImpl& model, const torch::Tensor& x0, const Positions& p,
-                              const torch::Tensor& reached, const torch::Tensor& direction, int64_t iterations,
-                              double step) {
+Sensitivity input_sensitivity(LoopedTransformerImpl& model, const torch::Tensor& x0, const torch::Tensor& reached,
+                              const torch::Tensor& direction, int64_t iterations, double step) {
   Sensitivity s;
-  Linearization lin(model, reached, x0, p);
+  Linearization lin(model, reached, x0);
   const torch::Tensor b = lin.input_jvp(direction);
   s.solve = solve_identity_minus([&](const torch::Tensor& v) { return lin.state_jvp(v); }, b);
   s.implicit = s.solve.solution;
   const double h = step * x0.norm().item<double>() / direction.norm().item<double>();
   const torch::Tensor plus = x0 + h * direction, minus = x0 - h * direction;
   s.finite_difference =
-      (run_from(model, plus, p, plus, iterations) - run_from(model, minus, p, minus, iterations)) / (2 * h);
+      (run_from(Loop::from_x0(model, plus), {}, iterations) - run_from(Loop::from_x0(model, minus), {}, iterations)) /
+      (2 * h);
   s.implicit_norm = s.implicit.norm().item<double>();
   s.finite_difference_norm = s.finite_difference.norm().item<double>();
   const double scale = std::max(s.implicit_norm, s.finite_difference_norm);
@@ -256,15 +250,15 @@ Sensitivity input_sensitivity(LoopedTransformerImpl& model, const torch::Tensor&
   return s;
 }
 
-InitIndependence init_independence(LoopedTransformerImpl& model, const torch::Tensor& x0, const Positions& p,
-                                   int64_t iterations, uint64_t seed, const torch::Tensor& reached) {
+InitIndependence init_independence(const Loop& loop, int64_t iterations, uint64_t seed, const torch::Tensor& reached) {
+  const torch::Tensor& x0 = loop.x0();
   auto gen = at::detail::createCPUGenerator(seed);
   const torch::Tensor rms = x0.flatten(1).pow(2).mean(1).sqrt().view({-1, 1, 1});
   const torch::Tensor noise =
       torch::randn(x0.sizes(), gen, torch::TensorOptions().dtype(torch::kDouble)).to(x0.options()) * rms;
-  const torch::Tensor from_x0 = reached.defined() ? reached : run_from(model, x0, p, x0, iterations);
-  const torch::Tensor from_zero = run_from(model, x0, p, torch::zeros_like(x0), iterations);
-  const torch::Tensor from_noise = run_from(model, x0, p, noise, iterations);
+  const torch::Tensor from_x0 = reached.defined() ? reached : run_from(loop, {}, iterations);
+  const torch::Tensor from_zero = run_from(loop, torch::zeros_like(x0), iterations);
+  const torch::Tensor from_noise = run_from(loop, noise, iterations);
   const std::vector<double> size = norms(from_x0), a = norms(from_x0 - from_zero), b = norms(from_x0 - from_noise),
                             c = norms(from_zero - from_noise);
   InitIndependence out;

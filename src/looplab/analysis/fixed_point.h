@@ -14,18 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "looplab/eval/fixed_point_options.h"
 #include "looplab/model/looped_transformer.h"
 
 namespace looplab::analysis {
 
 // ---- Reachability: does the iteration settle? ------------------------------------------------
-
-struct ConvergenceSettings {
-  int64_t max_iters = 500;
-  double tolerance = 1e-4;      // relative step ||x_t - x_{t-1}|| / ||x_{t-1}|| that counts as settled
-  int64_t max_period = 16;      // cycles up to this period are recognized
-  double diverge_ratio = 1e6;   // ||x_t|| / ||x_0|| above this (or a non-finite state): divergence
-};
 
 // settle: the last relative step is below the tolerance. cycle: x_T is within the tolerance of
 // x_{T-p} for a period 2 <= p <= max_period. diverge: the state blew up. wander: none of these
@@ -40,15 +34,15 @@ struct Convergence {
   int64_t period = 0;        // cycles only
 };
 
-// The states of a batch run for `iterations` iterations from `start` (x0 when undefined).
-torch::Tensor run_from(LoopedTransformerImpl& model, const torch::Tensor& x0, const Positions& p,
-                       const torch::Tensor& start, int64_t iterations);
+// The states of a batch run for `iterations` iterations from `start` (x0 when undefined),
+// without gradient.
+torch::Tensor run_from(const Loop& loop, const torch::Tensor& start, int64_t iterations);
 
-// Classifies every example of a batch (x0: [B, L, d]); the reached states go to `reached`.
-// `observe(t, x_t)`, when given, sees every state (t = 1..max_iters), e.g. to score answers.
+// Classifies every example of a batch by options.max_iters, tolerance, max_period and
+// diverge_ratio; the reached states go to `reached`. `observe(t, x_t)`, when given, sees every
+// state (t = 1..max_iters), e.g. to score answers.
 using StateObserver = std::function<void(int64_t, const torch::Tensor&)>;
-std::vector<Convergence> convergence(LoopedTransformerImpl& model, const torch::Tensor& x0, const Positions& p,
-                                     const ConvergenceSettings& settings, torch::Tensor* reached = nullptr,
+std::vector<Convergence> convergence(const Loop& loop, const FixedPointOptions& options, torch::Tensor* reached = nullptr,
                                      const StateObserver& observe = nullptr);
 
 // ---- The linearized iteration at a state --------------------------------------------------
@@ -58,7 +52,7 @@ std::vector<Convergence> convergence(LoopedTransformerImpl& model, const torch::
 // a second differentiates it along v.
 class Linearization {
  public:
-  Linearization(LoopedTransformerImpl& model, const torch::Tensor& x, const torch::Tensor& x0, const Positions& p);
+  Linearization(LoopedTransformerImpl& model, const torch::Tensor& x, const torch::Tensor& x0);
   torch::Tensor state_jvp(const torch::Tensor& v);  // (df/dx) v
   torch::Tensor input_jvp(const torch::Tensor& v);  // (df/dx0) v; zero when f ignores x0
   int64_t dim() const { return x_.numel(); }
@@ -105,20 +99,19 @@ struct Sensitivity {
   double relative_difference = 0;
   LinearSolve solve;
 };
-Sensitivity input_sensitivity(LoopedTransformerImpl& model, const torch::Tensor& x0, const Positions& p,
-                              const torch::Tensor& reached, const torch::Tensor& direction, int64_t iterations,
-                              double step = 1e-5);
+Sensitivity input_sensitivity(LoopedTransformerImpl& model, const torch::Tensor& x0, const torch::Tensor& reached,
+                              const torch::Tensor& direction, int64_t iterations, double step = 1e-5);
 
 // ---- Initialization independence (appendix A.8) -------------------------------------------
 
 // The states reached after `iterations` from e = x0, e = 0 and e = Gaussian noise with x0's RMS,
 // and the distances between them relative to the x0-started state, per example. `reached`, when
-// given, is that x0-started state (run_from(model, x0, p, x0, iterations)), not recomputed.
+// given, is that x0-started state (run_from(loop, {}, iterations)), not recomputed.
 struct InitIndependence {
   std::vector<double> x0_vs_zero, x0_vs_noise, zero_vs_noise;
 };
-InitIndependence init_independence(LoopedTransformerImpl& model, const torch::Tensor& x0, const Positions& p,
-                                   int64_t iterations, uint64_t seed, const torch::Tensor& reached = {});
+InitIndependence init_independence(const Loop& loop, int64_t iterations, uint64_t seed,
+                                   const torch::Tensor& reached = {});
 
 // The recall matrix's spectral radius rho(Wx) per block (dense eigenvalues; appendix B.3-B.4).
 // Empty for models without recall.

@@ -1,6 +1,8 @@
 // The stability-region geometry of the scalar model; see geometry.h and docs/analysis.md.
 #include "looplab/analysis/geometry.h"
 
+#include "looplab/util/numeric.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -220,17 +222,6 @@ Point project(Placement placement, Point p) {
 
 namespace {
 
-std::vector<double> linspace(double lo, double hi, int64_t n) {
-  std::vector<double> v(n);
-  if (n == 1) {
-    v[0] = 0.5 * (lo + hi);
-    return v;
-  }
-  for (int64_t i = 0; i < n; ++i) v[i] = lo + (hi - lo) * static_cast<double>(i) / static_cast<double>(n - 1);
-  v[0] = lo;
-  v[n - 1] = hi;
-  return v;
-}
 
 void check_box(double xmin, double xmax, double ymin, double ymax) {
   for (double v : {xmin, xmax, ymin, ymax})
@@ -674,6 +665,36 @@ std::string to_csv(const PhasePortrait& p) {
     for (size_t s = 0; s < t.points.size(); ++s)
       out += std::to_string(i) + "," + std::to_string(s) + "," + num(t.points[s].x) + "," + num(t.points[s].y) + "," +
              fate_name(t.fate) + "\n";
+  }
+  return out;
+}
+
+std::string to_text(const RegionGrid& g) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "Stability regions on a %lld x %lld grid over lg in [%g, %g] (x), lh in [%g, %g] (y)\n"
+                "  internal |1 + lg lh| < 1:    %6.2f%% of the grid\n"
+                "  external |(1 + lh) lg| < 1:  %6.2f%% of the grid\n"
+                "  both:                        %6.2f%% of the grid\n\n"
+                "B both, I internal only, E external only, . neither; axes - and |\n",
+                static_cast<long long>(g.n), static_cast<long long>(g.n), g.xmin, g.xmax, g.ymin, g.ymax,
+                100 * g.internal_fraction, 100 * g.external_fraction, 100 * g.both_fraction);
+  return buf + region_map(g.xmin, g.xmax, g.ymin, g.ymax, 73, 25);
+}
+
+std::string to_text(const PhasePortrait& p) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "(x, y) -> (%g x, %g y): the fixed point (0, 0) is %s\n%-4s %-24s %-16s %s\n", p.lx,
+                p.ly, p.fixed_point.c_str(), "#", "start", "fate", "last point");
+  std::string out = buf;
+  for (size_t i = 0; i < p.trajectories.size(); ++i) {
+    const Trajectory& t = p.trajectories[i];
+    char start[64], last[96];
+    std::snprintf(start, sizeof start, "(%.4g, %.4g)", t.start.x, t.start.y);
+    std::snprintf(last, sizeof last, "(%.4g, %.4g) after %zu steps%s", t.points.back().x, t.points.back().y,
+                  t.points.size() - 1, t.escaped ? ", escaped" : "");
+    std::snprintf(buf, sizeof buf, "%-4zu %-24s %-16s %s\n", i, start, fate_name(t.fate), last);
+    out += buf;
   }
   return out;
 }

@@ -60,6 +60,7 @@ struct RegionGrid {
 RegionGrid region_grid(double xmin, double xmax, double ymin, double ymax, int64_t n);
 nlohmann::json to_json(const RegionGrid& g);
 std::string to_csv(const RegionGrid& g);  // x,y,internal,external; one row per grid point
+std::string to_text(const RegionGrid& g);  // the fractions and a character map
 // A character map of the box (rows from ymax down to ymin): 'B' both stable, 'I' internal only,
 // 'E' external only, '.' neither; '|' and '-' mark the axes where no region is.
 std::string region_map(double xmin, double xmax, double ymin, double ymax, int cols, int rows);
@@ -160,5 +161,6 @@ PhasePortrait phase_portrait(double lx, double ly, int64_t steps, int64_t starts
                              double escape_radius = 1e6);
 nlohmann::json to_json(const PhasePortrait& p);
 std::string to_csv(const PhasePortrait& p);  // trajectory,step,x,y,fate
+std::string to_text(const PhasePortrait& p);  // one line per trajectory: start, fate, last point
 
 }  // namespace looplab::analysis

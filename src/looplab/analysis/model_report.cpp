@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 #include "looplab/eval/evaluate.h"
@@ -22,32 +23,25 @@ double median(std::vector<double> v) {
 
 double maximum(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
 
-nlohmann::json spread(const std::vector<double>& v) {
-  return {{"median", median(v)}, {"max", maximum(v)}};
-}
+Spread spread(const std::vector<double>& v) { return {median(v), maximum(v)}; }
 
 }  // namespace
 
-nlohmann::json analyze_split(LoopedTransformerImpl& model, LoopedTransformerImpl& detail_model, const Split& split,
-                             const ReportSettings& s, const ReportProgress& progress) {
+AnalysisSplitReport analyze_split(LoopedTransformerImpl& model, LoopedTransformerImpl& detail_model, const Split& split,
+                                  const AnalysisOptions& s, const ReportProgress& progress) {
   if (s.batch < 1 || s.detail_count < 0) throw Error("analyze: batch must be >= 1 and the detail count >= 0");
   const int64_t n = split.size(), T = s.convergence.max_iters;
-  const std::string& task = model.config().task;
-  const Positions p = model.positions(model.grid_for(split.inputs.size(1)));
 
   // Pass 1, every example: convergence and accuracy after each iteration.
   std::vector<Convergence> conv;
   std::vector<double> exact(T, 0.0), per_position(T, 0.0);
   for (int64_t start = 0; start < n; start += s.batch) {
     const int64_t end = std::min(n, start + s.batch);
-    torch::Tensor x0;
-    {
-      torch::NoGradGuard no_grad;
-      x0 = model.embed(split.inputs.slice(0, start, end).to(model.device(), model.dtype()));
-    }
+    torch::NoGradGuard no_grad;
+    const Loop loop(model, split.inputs.slice(0, start, end));
     const torch::Tensor target = split.targets.slice(0, start, end).to(model.device());
-    const auto batch = convergence(model, x0, p, s.convergence, nullptr, [&](int64_t t, const torch::Tensor& x) {
-      const torch::Tensor right = predict(model.readout(x), task) == target;
+    const auto batch = convergence(loop, s.convergence, nullptr, [&](int64_t t, const torch::Tensor& x) {
+      const torch::Tensor right = predict(loop.logits(x), model) == target;
       exact[t - 1] += right.all(1).sum().item<double>();
       per_position[t - 1] += right.to(torch::kDouble).mean(1).sum().item<double>();
     });
@@ -59,7 +53,7 @@ nlohmann::json analyze_split(LoopedTransformerImpl& model, LoopedTransformerImpl
     per_position[t] /= static_cast<double>(n);
   }
 
-  nlohmann::json examples = nlohmann::json::array();
+  AnalysisSplitReport report;
   std::vector<double> first_below, final_step;
   int64_t counts[4] = {0, 0, 0, 0};
   for (int64_t i = 0; i < n; ++i) {
@@ -67,39 +61,41 @@ nlohmann::json analyze_split(LoopedTransformerImpl& model, LoopedTransformerImpl
     ++counts[static_cast<int>(c.behaviour)];
     if (c.first_below > 0) first_below.push_back(static_cast<double>(c.first_below));
     final_step.push_back(c.final_step);
-    nlohmann::json e = {{"index", i},
-                        {"behaviour", to_string(c.behaviour)},
-                        {"first_below", c.first_below},
-                        {"final_step", c.final_step}};
-    if (c.behaviour == Behaviour::kCycle) e["period"] = c.period;
-    examples.push_back(e);
+    ExampleReport e;
+    e.index = i;
+    e.behaviour = to_string(c.behaviour);
+    e.first_below = c.first_below;
+    e.final_step = c.final_step;
+    if (c.behaviour == Behaviour::kCycle) e.period = c.period;
+    report.examples.push_back(e);
   }
   auto fraction = [&](Behaviour b) { return static_cast<double>(counts[static_cast<int>(b)]) / static_cast<double>(n); };
 
   // Pass 2, the first detail_count examples in float64: the linearized iteration at the
   // reached state, proposition 5 both ways, and the three starts of appendix A.8.
   const int64_t m = std::min(n, s.detail_count);
-  nlohmann::json detail = {{"count", m}};
+  report.detail.count = m;
   if (m > 0) {
-    const Positions dp = detail_model.positions(detail_model.grid_for(split.inputs.size(1)));
-    torch::Tensor x0;
+    std::optional<Loop> detail_loop;
     {
       torch::NoGradGuard no_grad;
-      x0 = detail_model.embed(split.inputs.slice(0, 0, m).to(detail_model.device(), detail_model.dtype()));
+      detail_loop.emplace(detail_model, split.inputs.slice(0, 0, m));
     }
-    const torch::Tensor reached = run_from(detail_model, x0, dp, x0, T);
-    const InitIndependence ind = init_independence(detail_model, x0, dp, T, s.seed, reached);
+    const Loop& dl = *detail_loop;
+    const torch::Tensor& x0 = dl.x0();
+    const torch::Tensor reached = run_from(dl, {}, T);
+    const InitIndependence ind = init_independence(dl, T, s.seed, reached);
     std::vector<double> radius, sens_diff, sens_norm, sens_fd_norm, sens_diff_stable;
     int64_t converged = 0, below_one = 0;
     auto gen = at::detail::createCPUGenerator(s.seed + 1);
     for (int64_t i = 0; i < m; ++i) {
       const torch::Tensor xi = x0.slice(0, i, i + 1), ri = reached.slice(0, i, i + 1);
-      Linearization lin(detail_model, ri, xi, dp);
+      Linearization lin(detail_model, ri, xi);
       const SpectralRadius r = spectral_radius([&](const torch::Tensor& v) { return lin.state_jvp(v); }, ri,
                                                s.arnoldi_steps, s.arnoldi_tolerance, s.seed + i);
       torch::Tensor v = torch::randn(xi.sizes(), gen, torch::TensorOptions().dtype(torch::kDouble)).to(xi.options());
       v = v / v.norm();
-      const Sensitivity sens = input_sensitivity(detail_model, xi, dp, ri, v, T);
+      const Sensitivity sens = input_sensitivity(detail_model, xi, ri, v, T);
       radius.push_back(r.radius);
       converged += r.converged;
       below_one += r.radius < 1;
@@ -107,86 +103,72 @@ nlohmann::json analyze_split(LoopedTransformerImpl& model, LoopedTransformerImpl
       sens_norm.push_back(sens.implicit_norm);
       sens_fd_norm.push_back(sens.finite_difference_norm);
       if (r.radius < 1) sens_diff_stable.push_back(sens.relative_difference);
-      nlohmann::json& e = examples[i];
-      e["radius"] = r.radius;
-      e["eigenvalue"] = {r.eigenvalue.real(), r.eigenvalue.imag()};
-      e["radius_residual"] = r.residual;
-      e["arnoldi_steps"] = r.steps;
-      e["radius_converged"] = r.converged;
-      e["sensitivity_norm"] = sens.implicit_norm;
-      e["sensitivity_fd_norm"] = sens.finite_difference_norm;
-      e["sensitivity_fd_difference"] = sens.relative_difference;
-      e["gmres_residual"] = sens.solve.residual;
-      e["gmres_steps"] = sens.solve.steps;
-      e["init_distance"] = {{"x0_vs_zero", ind.x0_vs_zero[i]},
-                            {"x0_vs_noise", ind.x0_vs_noise[i]},
-                            {"zero_vs_noise", ind.zero_vs_noise[i]}};
+      ExampleReport::Detail d;
+      d.radius = r.radius;
+      d.eigenvalue_real = r.eigenvalue.real();
+      d.eigenvalue_imag = r.eigenvalue.imag();
+      d.radius_residual = r.residual;
+      d.arnoldi_steps = r.steps;
+      d.radius_converged = r.converged;
+      d.sensitivity_norm = sens.implicit_norm;
+      d.sensitivity_fd_norm = sens.finite_difference_norm;
+      d.sensitivity_fd_difference = sens.relative_difference;
+      d.gmres_residual = sens.solve.residual;
+      d.gmres_steps = sens.solve.steps;
+      d.x0_vs_zero = ind.x0_vs_zero[i];
+      d.x0_vs_noise = ind.x0_vs_noise[i];
+      d.zero_vs_noise = ind.zero_vs_noise[i];
+      report.examples[i].detail = d;
       if (progress) progress("jacobian", i + 1, m);
     }
-    detail["radius"] = {{"median", median(radius)},
-                        {"max", maximum(radius)},
-                        {"fraction_below_1", static_cast<double>(below_one) / static_cast<double>(m)},
-                        {"fraction_converged", static_cast<double>(converged) / static_cast<double>(m)}};
-    detail["sensitivity"] = {{"norm", spread(sens_norm)},
-                             {"fd_norm", spread(sens_fd_norm)},
-                             {"implicit_vs_fd", spread(sens_diff)},
-                             {"implicit_vs_fd_where_radius_below_1", spread(sens_diff_stable)}};
-    detail["init_distance"] = {{"x0_vs_zero", spread(ind.x0_vs_zero)},
-                               {"x0_vs_noise", spread(ind.x0_vs_noise)},
-                               {"zero_vs_noise", spread(ind.zero_vs_noise)}};
+    auto& d = report.detail;
+    d.radius_median = median(radius);
+    d.radius_max = maximum(radius);
+    d.fraction_below_1 = static_cast<double>(below_one) / static_cast<double>(m);
+    d.fraction_converged = static_cast<double>(converged) / static_cast<double>(m);
+    d.sensitivity_norm = spread(sens_norm);
+    d.sensitivity_fd_norm = spread(sens_fd_norm);
+    d.implicit_vs_fd = spread(sens_diff);
+    d.implicit_vs_fd_where_radius_below_1 = spread(sens_diff_stable);
+    d.x0_vs_zero = spread(ind.x0_vs_zero);
+    d.x0_vs_noise = spread(ind.x0_vs_noise);
+    d.zero_vs_noise = spread(ind.zero_vs_noise);
   }
 
   const int64_t Ttrain = std::min(s.training_iters, T);
   const auto best = std::max_element(exact.begin(), exact.end());
-  std::vector<int64_t> iterations(T);
-  for (int64_t t = 0; t < T; ++t) iterations[t] = t + 1;
-  return {{"count", n},
-          {"positions", split.inputs.size(1)},
-          {"max_iters", T},
-          {"tolerance", s.convergence.tolerance},
-          {"convergence",
-           {{"settle", fraction(Behaviour::kSettle)},
-            {"cycle", fraction(Behaviour::kCycle)},
-            {"diverge", fraction(Behaviour::kDiverge)},
-            {"wander", fraction(Behaviour::kWander)},
-            {"first_below", spread(first_below)},
-            {"final_step", spread(final_step)}}},
-          {"accuracy", {{"iterations", iterations}, {"exact", exact}, {"per_position", per_position}}},
-          {"overthinking",
-           {{"training_iters", Ttrain},
-            {"exact_at_training_iters", Ttrain > 0 ? exact[Ttrain - 1] : 0.0},
-            {"best_exact", *best},
-            {"best_iteration", (best - exact.begin()) + 1},
-            {"exact_at_max_iters", exact.back()}}},
-          {"detail", detail},
-          {"examples", examples}};
+  report.count = n;
+  report.positions = split.inputs.size(1);
+  report.max_iters = T;
+  report.tolerance = s.convergence.tolerance;
+  report.convergence = {fraction(Behaviour::kSettle), fraction(Behaviour::kCycle), fraction(Behaviour::kDiverge),
+                        fraction(Behaviour::kWander), spread(first_below), spread(final_step)};
+  for (int64_t t = 0; t < T; ++t) report.accuracy.iterations.push_back(t + 1);
+  report.accuracy.exact = exact;
+  report.accuracy.per_position = per_position;
+  report.overthinking = {Ttrain, Ttrain > 0 ? exact[Ttrain - 1] : 0.0, *best, (best - exact.begin()) + 1, exact.back()};
+  return report;
 }
 
-std::string report_text(const std::string& split, const nlohmann::json& r) {
+std::string report_text(const std::string& split, const AnalysisSplitReport& r) {
   std::ostringstream out;
   char buf[512];
-  const auto& c = r["convergence"];
+  const auto& c = r.convergence;
   std::snprintf(buf, sizeof buf,
                 "%s (%lld examples, %lld positions, %lld iterations, tolerance %.0e)\n"
                 "  reachability: settle %.1f%%  cycle %.1f%%  diverge %.1f%%  wander %.1f%%; relative step below "
                 "tolerance after %.0f iterations (median of those that get there), final step median %.2e max %.2e\n",
-                split.c_str(), static_cast<long long>(r["count"].get<int64_t>()),
-                static_cast<long long>(r["positions"].get<int64_t>()),
-                static_cast<long long>(r["max_iters"].get<int64_t>()), r["tolerance"].get<double>(),
-                100 * c["settle"].get<double>(), 100 * c["cycle"].get<double>(), 100 * c["diverge"].get<double>(),
-                100 * c["wander"].get<double>(), c["first_below"]["median"].get<double>(),
-                c["final_step"]["median"].get<double>(), c["final_step"]["max"].get<double>());
+                split.c_str(), static_cast<long long>(r.count), static_cast<long long>(r.positions),
+                static_cast<long long>(r.max_iters), r.tolerance, 100 * c.settle, 100 * c.cycle, 100 * c.diverge,
+                100 * c.wander, c.first_below.median, c.final_step.median, c.final_step.max);
   out << buf;
-  const auto& o = r["overthinking"];
-  std::snprintf(buf, sizeof buf,
-                "  accuracy: exact %.2f%% after T = %lld, best %.2f%% after %lld, %.2f%% after %lld\n",
-                100 * o["exact_at_training_iters"].get<double>(),
-                static_cast<long long>(o["training_iters"].get<int64_t>()), 100 * o["best_exact"].get<double>(),
-                static_cast<long long>(o["best_iteration"].get<int64_t>()), 100 * o["exact_at_max_iters"].get<double>(),
-                static_cast<long long>(r["max_iters"].get<int64_t>()));
+  const auto& o = r.overthinking;
+  std::snprintf(buf, sizeof buf, "  accuracy: exact %.2f%% after T = %lld, best %.2f%% after %lld, %.2f%% after %lld\n",
+                100 * o.exact_at_training_iters, static_cast<long long>(o.training_iters), 100 * o.best_exact,
+                static_cast<long long>(o.best_iteration), 100 * o.exact_at_max_iters, static_cast<long long>(r.max_iters));
   out << buf;
-  const auto& d = r["detail"];
-  if (d["count"].get<int64_t>() > 0) {
+  const auto& d = r.detail;
+  if (d.count > 0) {
     std::snprintf(buf, sizeof buf,
                   "  first %lld examples, float64:\n"
                   "    spectral radius of df/dx at the reached state: median %.4f max %.4f, below 1 for %.0f%%, "
@@ -195,16 +177,10 @@ std::string report_text(const std::string& split, const nlohmann::json& r) {
                   "median relative difference %.2e (%.2e where the radius is below 1)\n"
                   "    initialization independence, ||x*(e) - x*(e')|| / ||x*(x0)||: x0 vs 0 median %.2e max %.2e; "
                   "x0 vs noise median %.2e max %.2e\n",
-                  static_cast<long long>(d["count"].get<int64_t>()), d["radius"]["median"].get<double>(),
-                  d["radius"]["max"].get<double>(), 100 * d["radius"]["fraction_below_1"].get<double>(),
-                  100 * d["radius"]["fraction_converged"].get<double>(),
-                  d["sensitivity"]["norm"]["median"].get<double>(), d["sensitivity"]["fd_norm"]["median"].get<double>(),
-                  d["sensitivity"]["implicit_vs_fd"]["median"].get<double>(),
-                  d["sensitivity"]["implicit_vs_fd_where_radius_below_1"]["median"].get<double>(),
-                  d["init_distance"]["x0_vs_zero"]["median"].get<double>(),
-                  d["init_distance"]["x0_vs_zero"]["max"].get<double>(),
-                  d["init_distance"]["x0_vs_noise"]["median"].get<double>(),
-                  d["init_distance"]["x0_vs_noise"]["max"].get<double>());
+                  static_cast<long long>(d.count), d.radius_median, d.radius_max, 100 * d.fraction_below_1,
+                  100 * d.fraction_converged, d.sensitivity_norm.median, d.sensitivity_fd_norm.median,
+                  d.implicit_vs_fd.median, d.implicit_vs_fd_where_radius_below_1.median, d.x0_vs_zero.median,
+                  d.x0_vs_zero.max, d.x0_vs_noise.median, d.x0_vs_noise.max);
     out << buf;
   }
   return out.str();

@@ -1,18 +1,19 @@
 // `looplab analyze DIR`: the fixed-point analysis of a trained model on one split, per example
-// and summarized, as JSON (the command line prints it; the web lab shows it).
+// and summarized, as the report of run/reports.h (analysis.json: the command line prints it, the web lab shows it).
 #pragma once
 
-#include <nlohmann/json.hpp>
 
 #include <functional>
 
 #include "looplab/analysis/fixed_point.h"
 #include "looplab/data/splits.h"
+#include "looplab/run/reports.h"
 
 namespace looplab::analysis {
 
-struct ReportSettings {
-  ConvergenceSettings convergence;  // max_iters and the tolerance of "settled"
+struct AnalysisOptions {
+  // max_iters, and the tolerance below which a relative step counts as converged.
+  FixedPointOptions convergence = {500, 1e-4};
   int64_t batch = 100;              // examples per batch in the convergence pass
   // The first `detail_count` examples also get the Jacobian analyses (spectral radius, input
   // sensitivity two ways, initialization independence), in float64.
@@ -27,10 +28,10 @@ struct ReportSettings {
 // float64 copy on the CPU or a GPU with fused attention off (twice differentiable).
 // `progress(stage, done, total)` reports long work.
 using ReportProgress = std::function<void(const std::string&, int64_t, int64_t)>;
-nlohmann::json analyze_split(LoopedTransformerImpl& model, LoopedTransformerImpl& detail_model, const Split& split,
-                             const ReportSettings& settings, const ReportProgress& progress = nullptr);
+AnalysisSplitReport analyze_split(LoopedTransformerImpl& model, LoopedTransformerImpl& detail_model, const Split& split,
+                                  const AnalysisOptions& options, const ReportProgress& progress = nullptr);
 
 // Summary lines of one split's report, for a terminal.
-std::string report_text(const std::string& split, const nlohmann::json& report);
+std::string report_text(const std::string& split, const AnalysisSplitReport& report);
 
 }  // namespace looplab::analysis

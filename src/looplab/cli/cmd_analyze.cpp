@@ -1,29 +1,19 @@
 // looplab analyze DIR: the fixed-point analysis of a trained model (reachability, input
 // dependence, initialization independence, overthinking), written to DIR/analysis.json.
 // looplab analyze regions | anisotropy | phase: the paper's geometry of the scalar model.
-#include "looplab/cli/cmd_analyze.h"
-
-#include <unistd.h>
-
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 
 #include "looplab/analysis/model_report.h"
-#include "looplab/cli/cmd_analyze_geometry.h"
-#include "looplab/cli/split_list.h"
-#include "looplab/io/atomic_file.h"
+#include "looplab/cli/commands.h"
 #include "looplab/model/model_dir.h"
+#include "looplab/run/run_dir.h"
 #include "looplab/runtime.h"
-#include "looplab/train/trainer.h"
 #include "looplab/util/error.h"
+#include "looplab/util/list.h"
+#include "looplab/util/progress.h"
 
 namespace looplab::cli {
-
-namespace {
-
-
-}  // namespace
 
 Command add_analyze(CLI::App& parent) {
   auto* app = parent.add_subcommand(
@@ -40,7 +30,8 @@ Command add_analyze(CLI::App& parent) {
   app->add_option("--split", o->splits, "comma-separated splits: train, val, hard")->capture_default_str();
   app->add_option("--count", o->count, "examples per split for convergence and accuracy")->capture_default_str();
   app->add_option("--iters", o->iters, "iterations to run (MAX)")->capture_default_str();
-  app->add_option("--tol", o->tolerance, "relative step that counts as settled")->capture_default_str();
+  app->add_option("--tolerance,--tol", o->tolerance, "relative step below which an iteration has converged")
+      ->capture_default_str();
   app->add_option("--detail", o->detail,
                   "how many of the examples get the Jacobian analyses (radius, sensitivity, init independence)")
       ->capture_default_str();
@@ -63,8 +54,9 @@ Command add_analyze(CLI::App& parent) {
             if (o->dir.empty()) throw Error("analyze: give a run or model directory, or one of: regions, anisotropy, phase");
             if (o->count < 1 || o->iters < 1 || o->detail < 0 || o->batch < 1 || o->arnoldi < 1 ||
                 !(o->tolerance > 0))
-              throw Error("analyze: --count, --iters, --batch and --arnoldi-steps must be >= 1, --detail >= 0, --tol > 0");
-            const std::string weights = weights_file(o->dir, o->weights);
+              throw Error("analyze: --count, --iters, --batch and --arnoldi-steps must be >= 1, --detail >= 0, --tolerance > 0");
+            const RunDir run(o->dir);
+            const std::string weights = run.weights(o->weights);
             const torch::Device device = parse_device(o->device);
             LoopedTransformer model = load_model(o->dir, device, parse_dtype(o->dtype), weights);
             if (model->config().recall == Recall::kFixed)
@@ -76,48 +68,35 @@ Command add_analyze(CLI::App& parent) {
             }
             detail->set_fused_attention(false);
 
-            analysis::ReportSettings s;
+            analysis::AnalysisOptions s;
             s.convergence.max_iters = o->iters;
             s.convergence.tolerance = o->tolerance;
             s.batch = o->batch;
             s.detail_count = o->detail;
             s.arnoldi_steps = o->arnoldi;
             s.seed = o->seed;
-            DataSettings data = evaluation_data(o->dir, model->config().task);
-            if (std::filesystem::exists(std::filesystem::path(o->dir) / "training.json"))
-              s.training_iters = read_run_spec(o->dir).train.max_iters;
-
-            nlohmann::json out = {{"weights", weights},
-                                  {"recall_spectral_radius", analysis::recall_spectral_radius(*model)},
-                                  {"splits", nlohmann::json::object()}};
-            const bool tty = isatty(fileno(stderr));
+            s.training_iters = run.training_iters();
+            DataOptions data = run.evaluation_data();
+            AnalysisReport report{AnalysisReport::kSchemaVersion, weights, analysis::recall_spectral_radius(*model), {}};
             std::string text;
             for (const std::string& name : split_list(o->splits)) {
-              if (name == "train") data.train_count = o->count;
-              if (name == "val") data.val_count = o->count;
-              if (name == "hard") data.hard_count = o->count;
+              data.set_count(name, o->count);
               const Split split = load_split(data, name);
-              out["splits"][name] = analysis::analyze_split(
+              Progress convergence(name + " convergence"), jacobian(name + " jacobian");
+              report.splits[name] = analysis::analyze_split(
                   *model, *detail, split, s, [&](const std::string& stage, int64_t done, int64_t total) {
-                    if (tty || done == total)
-                      std::fprintf(stderr, "%s%s %s: %lld/%lld%s", tty ? "\r" : "", name.c_str(), stage.c_str(),
-                                   static_cast<long long>(done), static_cast<long long>(total),
-                                   tty && done < total ? "   " : "\n");
+                    (stage == "convergence" ? convergence : jacobian)(done, total);
                   });
-              text += analysis::report_text(name, out["splits"][name]);
+              text += analysis::report_text(name, report.splits[name]);
             }
-            write_file_atomic(o->dir + "/analysis.json", out.dump() + "\n");
+            write_report(run.file(RunDir::kAnalysis), report);
             if (o->json) {
-              std::cout << out.dump(2) << "\n";
+              std::cout << nlohmann::json(report).dump(2) << "\n";
               return;
             }
-            const auto& rho = out["recall_spectral_radius"];
-            if (rho.empty()) {
-              std::printf("recall: none (autonomous model)\n");
-            } else {
-              for (size_t b = 0; b < rho.size(); ++b)
-                std::printf("recall matrix of block %zu: rho(Wx) = %.4f\n", b, rho[b].get<double>());
-            }
+            if (report.recall_spectral_radius.empty()) std::printf("recall: none (autonomous model)\n");
+            for (size_t b = 0; b < report.recall_spectral_radius.size(); ++b)
+              std::printf("recall matrix of block %zu: rho(Wx) = %.4f\n", b, report.recall_spectral_radius[b]);
             std::cout << text;
             std::printf("wrote %s/analysis.json\n", o->dir.c_str());
           }};

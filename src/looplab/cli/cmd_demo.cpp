@@ -1,40 +1,32 @@
-// looplab demo: the paper's central contrast on prefix sums. An external-recall post-norm
-// model and an autonomous one, both trained on 32-bit inputs, are run for up to 500
-// iterations on 32-bit val and 512-bit hard inputs; then a short training run shows training
-// at work. The two models are shipped in models/ (docs/presets.md says how they were made).
+// looplab demo: the shipped models of a task's demo (tasks/task.h; the paper's central
+// contrast) run for up to 500 iterations on val and hard inputs side by side, then a short
+// training run shows training at work.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <unistd.h>
 
 #include "looplab/cli/commands.h"
 #include "looplab/eval/evaluate.h"
 #include "looplab/model/model_dir.h"
+#include "looplab/run/run_dir.h"
+#include "looplab/tasks/registry.h"
 #include "looplab/train/trainer.h"
 #include "looplab/util/error.h"
+#include "looplab/util/progress.h"
 
 namespace looplab::cli {
 
 namespace {
 
-struct Contender {
-  std::string label, dir;
-  IterationCurve val, hard;
-};
-
-IterationCurve run_split(LoopedTransformerImpl& model, const DataSettings& data, const std::string& split,
-                         int64_t iters, const std::string& label) {
-  const bool interactive = isatty(fileno(stderr));
+CurveReport run_split(LoopedTransformerImpl& model, const DataOptions& data, const std::string& split, int64_t iters,
+                      const std::string& label, const std::string& unit) {
   const Split s = load_split(data, split);
   const auto start = std::chrono::steady_clock::now();
-  IterationCurve c = evaluate_curve(model, s, iters, 100, [&](int64_t done, int64_t total) {
-    if (interactive)
-      std::fprintf(stderr, "\r  %s, %s: %lld/%lld examples", label.c_str(), split.c_str(),
-                   static_cast<long long>(done), static_cast<long long>(total));
-  });
-  if (interactive) std::fprintf(stderr, "\r%79s\r", "");
-  std::printf("  %-40s %-5s %5lld examples of %3lld bits, %lld iterations: %.0f s\n", label.c_str(), split.c_str(),
-              static_cast<long long>(s.size()), static_cast<long long>(s.inputs.size(1)),
+  Progress progress("  " + label + ", " + split, Progress::Log::kNone);
+  CurveReport c = evaluate_curve(model, s, iters, 100, std::ref(progress));
+  progress.clear();
+  std::printf("  %-40s %-5s %5lld examples of %3lld %s, %lld iterations: %.0f s\n", label.c_str(), split.c_str(),
+              static_cast<long long>(s.size()), static_cast<long long>(s.inputs.size(1)), unit.c_str(),
               static_cast<long long>(iters),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   std::fflush(stdout);
@@ -44,60 +36,58 @@ IterationCurve run_split(LoopedTransformerImpl& model, const DataSettings& data,
 }  // namespace
 
 Command add_demo(CLI::App& parent) {
-  auto* app = parent.add_subcommand("demo", "The paper's prefix-sums contrast: recall against autonomous, 32 -> 512 bits");
+  auto* app = parent.add_subcommand("demo", "The paper's contrast: recall against autonomous, trained short, tested long");
   struct Options {
     std::string models = "models", live_dir = "runs/demo-live";
     int64_t val_count = 500, hard_count = 100, iters = 500, live_epochs = 3;
   };
   auto o = std::make_shared<Options>();
   app->add_option("--models", o->models, "directory holding the shipped model directories")->capture_default_str();
-  app->add_option("--val-count", o->val_count, "32-bit val examples")->capture_default_str();
-  app->add_option("--hard-count", o->hard_count, "512-bit hard examples")->capture_default_str();
+  app->add_option("--val-count", o->val_count, "val examples")->capture_default_str();
+  app->add_option("--hard-count", o->hard_count, "hard examples")->capture_default_str();
   app->add_option("--iters", o->iters, "most test iterations")->capture_default_str();
-  app->add_option("--live-epochs", o->live_epochs, "epochs of the short live training run (0: skip)")
-      ->capture_default_str();
-  app->add_option("--live-dir", o->live_dir, "run directory of the live training run (replaced)")
-      ->capture_default_str();
+  app->add_option("--live-epochs", o->live_epochs, "epochs of the short live training run (0: skip)")->capture_default_str();
+  app->add_option("--live-dir", o->live_dir, "run directory of the live training run (replaced)")->capture_default_str();
   return {app, [o] {
             if (o->val_count < 1 || o->hard_count < 1 || o->iters < 1) throw Error("counts and --iters must be >= 1");
-            std::vector<Contender> contenders = {
-                {"external recall, post-norm", o->models + "/prefix-sums-external-post", {}, {}},
-                {"autonomous (recall none), post-norm", o->models + "/prefix-sums-none-post", {}, {}}};
-            std::printf("Prefix sums: trained on 32-bit inputs, tested on 512-bit ones (paper tables 4-5).\n"
-                        "Evaluating the shipped models (%s):\n",
-                        o->models.c_str());
-            for (Contender& c : contenders) {
-              LoopedTransformer model = load_model(c.dir, torch::kCPU, torch::kFloat32, kBestWeightsFile);
+            const Task* t = nullptr;
+            for (const Task* c : all_tasks())
+              if (!t && c->demo()) t = c;
+            if (!t) throw Error("demo: no task has a demo");
+            const Demo& d = *t->demo();
+            std::printf("%s\nEvaluating the shipped models (%s):\n", d.title.c_str(), o->models.c_str());
+            std::vector<std::pair<CurveReport, CurveReport>> curves;
+            for (const Demo::Contender& c : d.contenders) {
+              const RunDir run(o->models + "/" + c.folder);
+              LoopedTransformer model = load_model(run.path(), torch::kCPU, torch::kFloat32, RunDir::kBest);
               model->eval();
-              DataSettings data = read_run_spec(c.dir).data;
+              DataOptions data = run.spec().data;
               data.val_count = o->val_count;
               data.hard_count = o->hard_count;
-              c.val = run_split(*model, data, "val", o->iters, c.label);
-              c.hard = run_split(*model, data, "hard", o->iters, c.label);
+              curves.emplace_back(run_split(*model, data, "val", o->iters, c.label, d.unit),
+                                  run_split(*model, data, "hard", o->iters, c.label, d.unit));
             }
-            std::printf("\nExact accuracy (%% of examples with every bit right) after each number of iterations:\n");
-            std::printf("%10s | %-30s | %-30s\n", "", contenders[0].label.c_str(), contenders[1].label.c_str());
-            std::printf("%10s | %14s %15s | %14s %15s\n", "iterations", "val 32-bit", "hard 512-bit", "val 32-bit",
-                        "hard 512-bit");
+            std::printf("\nExact accuracy (%% of examples with every position right) after each number of iterations:\n");
+            std::printf("%10s | %-30s | %-30s\n", "", d.contenders[0].label.c_str(), d.contenders[1].label.c_str());
+            std::printf("%10s | %14s %15s | %14s %15s\n", "iterations", d.val_label.c_str(), d.hard_label.c_str(),
+                        d.val_label.c_str(), d.hard_label.c_str());
             std::vector<int64_t> rows;
-            for (int64_t t : {1, 5, 10, 30, 50, 100, 200, 300, 400, 500})
-              if (t <= o->iters) rows.push_back(t);
+            for (int64_t r : {1, 5, 10, 30, 50, 100, 200, 300, 400, 500})
+              if (r <= o->iters) rows.push_back(r);
             if (rows.back() != o->iters) rows.push_back(o->iters);
-            for (int64_t t : rows)
-              std::printf("%10lld | %13.1f%% %14.1f%% | %13.1f%% %14.1f%%\n", static_cast<long long>(t),
-                          100 * contenders[0].val.exact[t - 1], 100 * contenders[0].hard.exact[t - 1],
-                          100 * contenders[1].val.exact[t - 1], 100 * contenders[1].hard.exact[t - 1]);
-            std::printf("\nThe recall model keeps improving past its 30 training iterations until the answer has\n"
-                        "crossed all 512 bits (information moves 2 positions per iteration); the autonomous model\n"
-                        "has no path back to its input and does not generalize.\n");
+            for (int64_t r : rows)
+              std::printf("%10lld | %13.1f%% %14.1f%% | %13.1f%% %14.1f%%\n", static_cast<long long>(r),
+                          100 * curves[0].first.exact[r - 1], 100 * curves[0].second.exact[r - 1],
+                          100 * curves[1].first.exact[r - 1], 100 * curves[1].second.exact[r - 1]);
+            std::printf("\n%s", d.conclusion.c_str());
             if (o->live_epochs < 1) return;
-            std::printf("\nA short live training run (external recall, post-norm, cpu preset, 2,000 examples):\n");
+            std::printf("\n%s\n", d.live_title.c_str());
             std::fflush(stdout);
             std::filesystem::remove_all(o->live_dir);
-            RunSpec spec = preset_spec("cpu", "prefix-sums", Recall::kExternal, Norm::kPost);
+            RunSpec spec = preset_spec("cpu", t->name(), parse_recall(d.live_recall), parse_norm(d.live_norm));
             spec.train.epochs = o->live_epochs;
-            spec.data.train_count = 2000;
-            spec.data.val_count = 500;
+            spec.data.train_count = d.live_train_count;
+            spec.data.val_count = d.live_val_count;
             train(o->live_dir, spec, torch::kCPU);
           }};
 }

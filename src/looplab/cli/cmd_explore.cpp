@@ -1,6 +1,6 @@
 // looplab explore list | looplab explore NAME [--set PARAM=VALUE ...] [--json]: runs one of the
 // chapter 7 illustrations and prints it as text or as JSON. No model involved.
-#include "looplab/cli/cmd_explore.h"
+#include "looplab/cli/commands.h"
 
 #include <cstdio>
 #include <iostream>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "looplab/cli/group.h"
+
 #include "looplab/explore/explore.h"
 #include "looplab/util/error.h"
 
@@ -20,36 +20,7 @@ Command add_list(CLI::App* parent) {
   auto* app = parent->add_subcommand("list", "List the illustrations and their parameters");
   auto json_out = std::make_shared<bool>(false);
   app->add_flag("--json", *json_out, "print the list as JSON");
-  return {app, [json_out] {
-            nlohmann::json all = nlohmann::json::array();
-            for (const auto& ill : explore::registry()) {
-              const nlohmann::json j = ill.compute({});
-              all.push_back({{"name", ill.name}, {"title", ill.title}, {"parameters", j["parameters"]}});
-            }
-            if (*json_out) {
-              std::cout << all.dump(2) << "\n";
-              return;
-            }
-            for (const auto& i : all) {
-              std::string params;
-              for (const auto& p : i["parameters"]) {
-                params += params.empty() ? "" : "; ";
-                params += p["name"].get<std::string>() + " ";
-                if (p["kind"] == "choice") {
-                  std::string c;
-                  for (const auto& x : p["choices"]) c += (c.empty() ? "" : "|") + x.get<std::string>();
-                  params += c + " (default " + p["default"].get<std::string>() + ")";
-                } else {
-                  char buf[128];
-                  std::snprintf(buf, sizeof buf, "in [%g, %g] (default %g)", p["min"].get<double>(), p["max"].get<double>(),
-                                p["default"].get<double>());
-                  params += buf;
-                }
-              }
-              std::printf("%-18s %s\n%-18s   %s\n", i["name"].get<std::string>().c_str(), i["title"].get<std::string>().c_str(), "",
-                          params.c_str());
-            }
-          }};
+  return {app, [json_out] { std::cout << (*json_out ? explore::list().dump(2) + "\n" : explore::list_text()); }};
 }
 
 Command add_one(CLI::App* parent, const explore::Illustration& ill) {

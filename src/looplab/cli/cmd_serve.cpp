@@ -1,6 +1,6 @@
 // looplab serve [--port P] [--host H] [--runs DIR] [--web DIR] [--log]: serves the web lab (the
 // eight illustrations, the geometry figures, the runs page) and its JSON API until interrupted.
-#include "looplab/cli/cmd_serve.h"
+#include "looplab/cli/commands.h"
 
 #include <cstdio>
 #include <filesystem>

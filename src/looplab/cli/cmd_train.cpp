@@ -3,6 +3,7 @@
 
 #include "looplab/cli/commands.h"
 #include "looplab/runtime.h"
+#include "looplab/tasks/registry.h"
 #include "looplab/train/trainer.h"
 #include "looplab/util/error.h"
 
@@ -11,7 +12,7 @@ namespace looplab::cli {
 namespace {
 
 struct Options {
-  std::string task = "prefix-sums", recall = "external", norm = "post", preset = "cpu", out, resume;
+  std::string task = default_task(), recall = "external", norm = "post", preset = "cpu", out, resume;
   std::string device = "cpu";
   bool recompute = false;
   // Flags given on the command line, applied over the preset in order.
@@ -31,10 +32,14 @@ void add_override(CLI::App* app, const std::shared_ptr<Options>& o, const std::s
 Command add_train(CLI::App& parent) {
   auto* app = parent.add_subcommand("train", "Train with the progressive loss (SPEC section 2), or --resume a run");
   auto o = std::make_shared<Options>();
-  app->add_option("--task", o->task, "prefix-sums, sudoku or chess")->capture_default_str();
-  app->add_option("--recall", o->recall, "none, external, internal or fixed")->capture_default_str();
-  app->add_option("--norm", o->norm, "pre, peri, post or gru")->capture_default_str();
-  app->add_option("--preset", o->preset, "paper (the paper's sizes) or cpu (for 2 cores)")->capture_default_str();
+  app->add_option("--task", o->task, task_names())->capture_default_str()->check(task_name());
+  app->add_option("--recall", o->recall, "none, external, internal or fixed")->capture_default_str()->check(recall_name());
+  app->add_option("--norm", o->norm, "pre, peri, post or gru")->capture_default_str()->check(norm_name());
+  app->add_option("--preset", o->preset, "paper (the paper's sizes) or cpu (for 2 cores)")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& v) { return v == "paper" || v == "cpu" ? "" : "unknown preset '" + v + "' (expected paper or cpu)"; },
+          "PRESET"));
   app->add_option("--out", o->out, "run directory to create");
   app->add_option("--resume", o->resume, "run directory to continue");
   app->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
@@ -60,9 +65,9 @@ Command add_train(CLI::App& parent) {
                         [](RunSpec& s, int64_t v) { s.data.train_count = v; });
   add_override<int64_t>(app, o, "--val-count", "val examples", [](RunSpec& s, int64_t v) { s.data.val_count = v; });
   add_override<int64_t>(app, o, "--hard-count", "hard examples", [](RunSpec& s, int64_t v) { s.data.hard_count = v; });
-  add_override<int64_t>(app, o, "--train-bits", "prefix sums: train and val length",
+  add_override<int64_t>(app, o, "--train-bits", "1-D tasks: train and val length",
                         [](RunSpec& s, int64_t v) { s.data.train_bits = v; });
-  add_override<int64_t>(app, o, "--hard-bits", "prefix sums: hard length",
+  add_override<int64_t>(app, o, "--hard-bits", "1-D tasks: hard length",
                         [](RunSpec& s, int64_t v) { s.data.hard_bits = v; });
   add_override<uint64_t>(app, o, "--data-seed", "seed of the generated data",
                          [](RunSpec& s, uint64_t v) { s.data.seed = v; });
@@ -73,8 +78,8 @@ Command add_train(CLI::App& parent) {
   add_override<std::string>(app, o, "--hard-file", "CSV of hard examples",
                             [](RunSpec& s, const std::string& v) { s.data.hard_file = v; });
   add_override<std::string>(app, o, "--data-file",
-                            "sudoku: rated puzzles (sudoku-extreme CSV) to split by rating (default: a pool made "
-                            "from --data-seed in the run directory); chess: a Lichess puzzle CSV or .csv.zst",
+                            "one file of rated examples to split by rating into easy (train, val) and hard (see the "
+                            "task's docs; a task that needs one and has none makes a pool from --data-seed)",
                             [](RunSpec& s, const std::string& v) { s.data.data_file = v; });
   app->add_flag_function(
       "--skip-bad",

@@ -1,14 +1,16 @@
 // The subcommands of `looplab`. Each add_* registers its options on the parent app and
-// returns the function that runs it once parsing succeeded. Commands are thin: they parse,
-// call the library, print.
+// returns the function that runs it once parsing succeeded. Commands are thin: they map flags
+// to the library's options, call the library, print.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "looplab/model/config.h"
+#include "looplab/tasks/task.h"
 
 namespace looplab::cli {
 
@@ -20,26 +22,46 @@ struct Command {
 Command add_info(CLI::App& parent);
 Command add_init(CLI::App& parent);
 Command add_forward(CLI::App& parent);
-Command add_bench(CLI::App& parent);
 Command add_train(CLI::App& parent);
-Command add_data(CLI::App& parent);
 Command add_eval(CLI::App& parent);
 Command add_demo(CLI::App& parent);
-Command add_sudoku(CLI::App& parent);
 Command add_solve(CLI::App& parent);
+Command add_bench(CLI::App& parent);
+Command add_explore(CLI::App& parent);
+Command add_analyze(CLI::App& parent);
+Command add_serve(CLI::App& parent);
+// `looplab data TASK` and each task's own commands (`looplab TASK TOOL`), from the registry.
+std::vector<Command> add_task_commands(CLI::App& parent, const int& threads);
+void add_geometry_commands(CLI::App* analyze, std::vector<Command>& out);
+// A task's command (tasks/task.h) as a subcommand of `parent`.
+Command add_tool(CLI::App* parent, const Tool& tool, const int& threads);
 
 // Options that describe a model, shared by info and init.
 struct ModelOptions {
-  std::string task = "prefix-sums";
-  std::string recall = "external";
-  std::string norm = "post";
-  int64_t width = 256;
-  int64_t heads = 8;
-  int64_t mlp_ratio = 4;
-  int64_t blocks = 0;   // 0: the default (1, or 15 for the fixed baseline)
+  std::string task = "", recall = "external", norm = "post";  // task "": the registry's first
+  int64_t width = 256, heads = 8, mlp_ratio = 4;
+  int64_t blocks = 0;  // 0: the default (1, or 15 for the fixed baseline)
   int64_t window = 5;
 };
 void add_model_options(CLI::App* app, ModelOptions& o);
 ModelConfig model_config(const ModelOptions& o);  // validated; throws looplab::Error
+
+// Validators that report a bad value at parse time, before any missing option, with the
+// library's own message (and the nearest valid value).
+CLI::Validator task_name();
+CLI::Validator recall_name();
+CLI::Validator norm_name();
+
+// A command made of subcommands (looplab data, bench): it runs whichever was parsed.
+inline Command command_group(CLI::App* app, std::vector<Command> subcommands) {
+  app->require_subcommand(1);
+  return {app, [subcommands] {
+            for (const Command& c : subcommands)
+              if (c.app->parsed()) c.run();
+          }};
+}
+
+// The first task of the registry: the default of --task.
+std::string default_task();
 
 }  // namespace looplab::cli

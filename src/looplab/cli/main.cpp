@@ -3,21 +3,53 @@
 #include <iostream>
 #include <vector>
 
-#include "looplab/cli/cmd_analyze.h"
-#include "looplab/cli/cmd_explore.h"
-#include "looplab/cli/cmd_serve.h"
 #include "looplab/cli/commands.h"
-#include "looplab/model/config.h"
 #include "looplab/runtime.h"
-#include "looplab/tasks/task_spec.h"
+#include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
+#include "looplab/util/suggest.h"
 
 namespace looplab::cli {
 
+std::string default_task() { return all_tasks().front()->name(); }
+
+namespace {
+
+// A CLI11 check from a library parser: its message, and the nearest valid name.
+CLI::Validator named(const std::string& what, std::function<void(const std::string&)> parse,
+                     std::vector<std::string> names) {
+  return CLI::Validator(
+      [parse, names](std::string& v) {
+        try {
+          parse(v);
+          return std::string();
+        } catch (const Error& e) {
+          const std::string near = nearest(v, names);
+          return std::string(e.what()) + (near.empty() ? "" : "; did you mean '" + near + "'?");
+        }
+      },
+      what);
+}
+
+}  // namespace
+
+CLI::Validator task_name() {
+  std::vector<std::string> names;
+  for (const Task* t : all_tasks()) names.push_back(t->name());
+  return named("TASK", [](const std::string& v) { task(v); }, names);
+}
+CLI::Validator recall_name() {
+  return named("RECALL", [](const std::string& v) { parse_recall(v); }, {"none", "external", "internal", "fixed"});
+}
+CLI::Validator norm_name() {
+  return named("NORM", [](const std::string& v) { parse_norm(v); }, {"pre", "peri", "post", "gru"});
+}
+
 void add_model_options(CLI::App* app, ModelOptions& o) {
-  app->add_option("--task", o.task, "prefix-sums, sudoku or chess")->capture_default_str();
-  app->add_option("--recall", o.recall, "none, external, internal or fixed")->capture_default_str();
-  app->add_option("--norm", o.norm, "pre, peri, post or gru")->capture_default_str();
+  o.task = default_task();
+  app->add_option("--task", o.task, task_names())->capture_default_str()->check(task_name());
+  app->add_option("--recall", o.recall, "none, external, internal or fixed")->capture_default_str()->check(recall_name());
+  app->add_option("--norm", o.norm, "pre, peri, post or gru")->capture_default_str()->check(norm_name());
   app->add_option("--width", o.width, "hidden width d")->capture_default_str();
   app->add_option("--heads", o.heads, "attention heads")->capture_default_str();
   app->add_option("--mlp-ratio", o.mlp_ratio, "MLP hidden = ratio x width")->capture_default_str();
@@ -41,15 +73,16 @@ ModelConfig model_config(const ModelOptions& o) {
 int main(int argc, char** argv) {
   using namespace looplab;
   configure_allocator(AllocatorPolicy::kSpeed);
-  CLI::App app{"looplab: a laboratory for looped and recurrent models"};
+  CLI::App app{"looplab: a laboratory for looped and recurrent models", "looplab"};
   app.require_subcommand(1);
   int threads = 0;
   app.add_option("--threads", threads, "LibTorch threads (default: every available core)");
-  std::vector<cli::Command> commands = {cli::add_info(app), cli::add_init(app), cli::add_forward(app),
-                                        cli::add_train(app), cli::add_eval(app),   cli::add_data(app),
-                                        cli::add_demo(app),  cli::add_sudoku(app), cli::add_solve(app),
-                                        cli::add_bench(app),  cli::add_explore(app), cli::add_analyze(app),
-                                        cli::add_serve(app)};
+  std::vector<cli::Command> commands = {cli::add_info(app), cli::add_init(app),  cli::add_forward(app),
+                                        cli::add_train(app), cli::add_eval(app), cli::add_demo(app),
+                                        cli::add_solve(app), cli::add_analyze(app), cli::add_explore(app),
+                                        cli::add_serve(app), cli::add_bench(app)};
+  for (const cli::Command& c : cli::add_task_commands(app, threads)) commands.push_back(c);
+  const std::vector<std::string> args(argv + 1, argv + argc);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -57,13 +90,21 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "looplab: error: " << e.what() << " (run with --help for usage)\n";
+    if (args.empty()) std::cout << cli::command_list(app);
+    std::cerr << "looplab: error: " << cli::explain_parse_error(app, args, e) << "\n";
     return 2;
   }
   try {
-    configure_threads(threads);
+    threads = configure_threads(threads);
     for (const auto& c : commands)
       if (c.app->parsed()) c.run();
+  } catch (const OptionError& e) {
+    // The library names the option as in code ("max_iters"); the user typed the flag.
+    std::string flag = e.option();
+    for (char& ch : flag)
+      if (ch == '_') ch = '-';
+    std::cerr << "looplab: error: --" << flag << e.rest() << "\n";
+    return 2;
   } catch (const Error& e) {
     std::cerr << "looplab: error: " << e.what() << "\n";
     return 2;

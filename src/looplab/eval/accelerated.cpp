@@ -21,8 +21,8 @@ torch::Tensor keep_rows(const torch::Tensor& t, const torch::Tensor& keep_index)
 }  // namespace
 
 FixedPointResult solve_fixed_point(const BatchMap& f, const torch::Tensor& x_init, const FixedPointOptions& o) {
-  if (o.max_evals < 1) throw Error("fixed-point iteration needs at least one evaluation");
-  if (o.tol < 0) throw Error("the early-exit tolerance must be >= 0");
+  if (o.max_iters < 1) throw Error("fixed-point iteration needs at least one evaluation");
+  if (o.tolerance < 0) throw Error("the early-exit tolerance must be >= 0");
   if (o.anderson < 0) throw Error("the Anderson memory must be >= 0");
   torch::InferenceMode inference;
   const int64_t B = x_init.size(0);
@@ -56,7 +56,7 @@ FixedPointResult solve_fixed_point(const BatchMap& f, const torch::Tensor& x_ini
   }
   const torch::Tensor slots = torch::arange(m > 0 ? m : 1, dev_long);
 
-  for (int64_t round = 1; round <= o.max_evals && index.size(0) > 0; ++round) {
+  for (int64_t round = 1; round <= o.max_iters && index.size(0) > 0; ++round) {
     const int64_t b = index.size(0);
     const torch::Tensor F = f(x, index);
     if (F.sizes() != x.sizes()) throw Error("fixed-point map changed the state's shape");
@@ -64,8 +64,8 @@ FixedPointResult solve_fixed_point(const BatchMap& f, const torch::Tensor& x_ini
     const torch::Tensor Ff = F.reshape({b, n}), G = (F - x).reshape({b, n});
     const torch::Tensor g_norm = G.norm(2, 1).to(torch::kFloat64);
     const torch::Tensor rel = g_norm / x.reshape({b, n}).norm(2, 1).to(torch::kFloat64);
-    const torch::Tensor converged = o.tol > 0 ? (rel < o.tol) : torch::zeros({b}, rel.options().dtype(torch::kBool));
-    const torch::Tensor done = round == o.max_evals ? torch::ones_like(converged) : converged;
+    const torch::Tensor converged = o.tolerance > 0 ? (rel < o.tolerance) : torch::zeros({b}, rel.options().dtype(torch::kBool));
+    const torch::Tensor done = round == o.max_iters ? torch::ones_like(converged) : converged;
 
     // Examples leaving: their answer is F, the state at their convergence (or at the budget).
     if (done.any().item<bool>()) {
@@ -77,7 +77,7 @@ FixedPointResult solve_fixed_point(const BatchMap& f, const torch::Tensor& x_ini
       r.converged.index_copy_(0, orig_cpu, converged.index_select(0, leaving).to(torch::kCPU));
       r.relative_step.index_copy_(0, orig_cpu, rel.index_select(0, leaving).to(torch::kCPU));
     }
-    if (round == o.max_evals) break;
+    if (round == o.max_iters) break;
     const torch::Tensor stay = (~done).nonzero().squeeze(1);
     if (stay.size(0) == 0) break;
 
@@ -149,40 +149,40 @@ FixedPointResult solve_fixed_point(const BatchMap& f, const torch::Tensor& x_ini
 
 FixedPointResult solve_model(LoopedTransformerImpl& model, const torch::Tensor& input, const FixedPointOptions& options) {
   torch::InferenceMode inference;
-  const Positions p = model.positions(model.grid_for(input.size(1)));
-  const torch::Tensor x0 = model.embed(input.to(model.device(), model.dtype()));
-  // The recall inputs of the active examples, selected again only when the batch shrinks.
-  const auto r = model.recall_input(x0);
-  auto r_active = r;
-  int64_t active = x0.size(0);
-  const BatchMap f = [&](const torch::Tensor& x, const torch::Tensor& index) {
-    if (active != index.size(0)) {
-      for (size_t i = 0; i < r.size(); ++i)
-        if (r[i].defined()) r_active[i] = r[i].index_select(0, index);
-      active = index.size(0);
-    }
-    return model.iterate(x, r_active, p);
-  };
-  return solve_fixed_point(f, x0, options);
+  return solve_loop(Loop(model, input), options);
 }
 
-AcceleratedEval evaluate_accelerated(LoopedTransformerImpl& model, const Split& split, int64_t batch,
-                                     const FixedPointOptions& options,
-                                     const std::function<void(int64_t, int64_t)>& progress) {
+FixedPointResult solve_loop(const Loop& loop, const FixedPointOptions& options) {
   torch::InferenceMode inference;
-  AcceleratedEval e;
+  // The loop of the active examples, selected again only when the batch shrinks.
+  Loop active = loop;
+  const BatchMap f = [&](const torch::Tensor& x, const torch::Tensor& index) {
+    if (active.size() != index.size(0)) active = loop.select(index);
+    return active.step(x);
+  };
+  return solve_fixed_point(f, loop.x0(), options);
+}
+
+AcceleratedSplitReport evaluate_accelerated(LoopedTransformerImpl& model, const Split& split, int64_t batch,
+                                            const FixedPointOptions& options,
+                                            const std::function<void(int64_t, int64_t)>& progress) {
+  torch::InferenceMode inference;
+  AcceleratedSplitReport e;
   e.count = split.size();
+  e.positions = split.inputs.size(1);
+  e.plain_block_evaluations = e.count * options.max_iters;
   int64_t exact = 0, positions = 0, converged = 0;
   const auto start = std::chrono::steady_clock::now();
   for (int64_t lo = 0; lo < e.count; lo += batch) {
     const int64_t hi = std::min(e.count, lo + batch);
-    const FixedPointResult r = solve_model(model, split.inputs.slice(0, lo, hi), options);
-    const torch::Tensor prediction = predict(model.readout(r.state), model.config().task);
+    const Loop loop(model, split.inputs.slice(0, lo, hi));
+    const FixedPointResult r = solve_loop(loop, options);
+    const torch::Tensor prediction = predict(loop.logits(r.state), model);
     const torch::Tensor right = prediction == split.targets.slice(0, lo, hi).to(model.device());
     exact += right.all(1).sum().item<int64_t>();
     positions += right.sum().item<int64_t>();
     converged += r.converged.sum().item<int64_t>();
-    e.evaluations += r.total_evaluations;
+    e.block_evaluations += r.total_evaluations;
     e.rejected += r.rejected;
     e.max_evaluations = std::max(e.max_evaluations, r.evaluations.max().item<int64_t>());
     if (progress) progress(hi, e.count);
@@ -194,7 +194,7 @@ AcceleratedEval evaluate_accelerated(LoopedTransformerImpl& model, const Split& 
     e.exact = exact / n;
     e.per_position = positions / (n * split.targets.size(1));
     e.converged = converged / n;
-    e.mean_evaluations = e.evaluations / n;
+    e.mean_evaluations = e.block_evaluations / n;
   }
   return e;
 }

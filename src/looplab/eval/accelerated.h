@@ -4,17 +4,17 @@
 // Semantics (also in docs/performance.md):
 //  - An example's "evaluations" are the applications of f to that example's state (one
 //    iteration of the model = one evaluation; a model with B blocks runs B blocks per
-//    evaluation). At most `max_evals` per example.
+//    evaluation). At most `max_iters` per example.
 //  - Convergence test, per example, after every evaluation F = f(X) at the current point X:
-//    relative step ||F - X|| / ||X|| < tol (norms over the whole example's state). For plain
+//    relative step ||F - X|| / ||X|| < tolerance (norms over the whole example's state). For plain
 //    iteration this is exactly the relative step ||x_{t+1} - x_t|| / ||x_t|| of `looplab eval`.
 //    A converged example's answer is F, the state at its convergence (for plain iteration:
 //    x_{t+1}, the state after its t+1-th iteration), and the example is removed from the
-//    batch: no further evaluation is spent on it. tol = 0 never converges: every example gets
-//    max_evals evaluations, and without Anderson the final state is exactly that of
-//    `max_evals` plain iterations.
-//  - Examples that do not converge end with the state after their max_evals-th evaluation
-//    (plain: x_{max_evals}; Anderson: the last evaluated F).
+//    batch: no further evaluation is spent on it. tolerance = 0 never converges: every example gets
+//    max_iters evaluations, and without Anderson the final state is exactly that of
+//    `max_iters` plain iterations.
+//  - Examples that do not converge end with the state after their max_iters-th evaluation
+//    (plain: x_{max_iters}; Anderson: the last evaluated F).
 //  - Anderson (memory m >= 1), type II, per example: with the last m' = min(m, history) points
 //    X_i and values F_i = f(X_i), residuals G_i = F_i - X_i, solve
 //    min ||sum_i a_i G_i||  subject to  sum_i a_i = 1  (Tikhonov term lambda * ||a||^2, Gram
@@ -30,17 +30,11 @@
 #include <functional>
 
 #include "looplab/data/splits.h"
+#include "looplab/eval/fixed_point_options.h"
 #include "looplab/model/looped_transformer.h"
+#include "looplab/run/reports.h"
 
 namespace looplab {
-
-struct FixedPointOptions {
-  int64_t max_evals = 500;  // evaluations of f per example, at most
-  double tol = 0;           // relative-step tolerance; 0: never converge (run max_evals)
-  int64_t anderson = 0;     // Anderson memory m; 0: plain iteration
-  double lambda = 1e-4;     // Tikhonov regularization of the normalized least-squares problem
-  double growth = 2.0;      // safeguard: reject a mixed point whose residual exceeds growth x the accepted one
-};
 
 struct FixedPointResult {
   torch::Tensor state;        // [B, ...]: the answer state of every example (see semantics above)
@@ -60,20 +54,12 @@ FixedPointResult solve_fixed_point(const BatchMap& f, const torch::Tensor& x_ini
 
 // The model's map f(x, x0) on a batch of inputs [B, L, C_in], from x0.
 FixedPointResult solve_model(LoopedTransformerImpl& model, const torch::Tensor& input, const FixedPointOptions& options);
+FixedPointResult solve_loop(const Loop& loop, const FixedPointOptions& options);
 
-// A split evaluated with early exit / Anderson, in batches.
-struct AcceleratedEval {
-  int64_t count = 0;
-  int64_t evaluations = 0;  // block evaluations (per example, summed)
-  int64_t rejected = 0;
-  double exact = 0, per_position = 0;  // fractions
-  double converged = 0;                // fraction of examples that met the tolerance
-  double mean_evaluations = 0;         // per example
-  int64_t max_evaluations = 0;         // of any example
-  double seconds = 0;
-};
-AcceleratedEval evaluate_accelerated(LoopedTransformerImpl& model, const Split& split, int64_t batch,
-                                     const FixedPointOptions& options,
-                                     const std::function<void(int64_t, int64_t)>& progress = nullptr);
+// A split evaluated with early exit / Anderson, in batches (the split's entry of
+// eval_accelerated.json).
+AcceleratedSplitReport evaluate_accelerated(LoopedTransformerImpl& model, const Split& split, int64_t batch,
+                                            const FixedPointOptions& options,
+                                            const std::function<void(int64_t, int64_t)>& progress = nullptr);
 
 }  // namespace looplab

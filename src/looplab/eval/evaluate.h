@@ -4,30 +4,29 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "looplab/data/splits.h"
 #include "looplab/model/looped_transformer.h"
+#include "looplab/run/reports.h"
+#include "looplab/tasks/task.h"
 
 namespace looplab {
 
-// The model's answer from its logits [B, L, C_out] -> classes [B, L]: the most likely class per
-// position, except for chess, whose answer is a move: class 1 on the two squares with the
-// largest class-1 logits, 0 elsewhere (SPEC section 3).
-torch::Tensor predict(const torch::Tensor& logits, const std::string& task);
-
-// Per iteration t = 1..max_iters, averaged over the split's examples.
-struct IterationCurve {
-  int64_t count = 0;
-  std::vector<double> exact;          // fraction of examples with every position right
-  std::vector<double> per_position;   // fraction of positions right
-  std::vector<double> relative_step;  // mean over examples of ||x_t - x_{t-1}|| / ||x_{t-1}||
-  std::vector<double> unchanged;      // fraction of examples whose prediction equals that of t-1
-};
+// The answer from logits [..., L, C_out] -> classes [..., L] by the task's decoding
+// (tasks/task.h): the most likely class per position, or class 1 on the two positions with the
+// largest class-1 logits. An answer is exact when every position equals the target.
+torch::Tensor predict(const torch::Tensor& logits, Decoding decoding);
+// The decoding of the model's task.
+torch::Tensor predict(const torch::Tensor& logits, const LoopedTransformerImpl& model);
 
 // `progress(done, total)` is called after each batch when given.
-IterationCurve evaluate_curve(LoopedTransformerImpl& model, const Split& split, int64_t max_iters, int64_t batch,
-                              const std::function<void(int64_t, int64_t)>& progress = nullptr);
+using ProgressFn = std::function<void(int64_t, int64_t)>;
+
+// Per iteration t = 1..max_iters, averaged over the split's examples (iterations 1..max_iters).
+CurveReport evaluate_curve(LoopedTransformerImpl& model, const Split& split, int64_t max_iters, int64_t batch,
+                           const ProgressFn& progress = nullptr);
 
 // Accuracy after exactly `iters` iterations: the fraction of examples with every position
 // right, and of positions right.
@@ -41,12 +40,16 @@ inline double exact_accuracy(LoopedTransformerImpl& model, const Split& split, i
 
 // One input run for `iters` iterations, the way a user inspects a single answer.
 struct PredictionTrace {
-  std::vector<std::vector<int64_t>> predictions;  // [iteration t-1][position]: argmax class after t
+  std::vector<std::vector<int64_t>> predictions;  // [iteration t-1][position]: the answer after t
   torch::Tensor last_logits;                      // [L, C_out] after the last iteration, on the CPU
-  // The first iteration from which the prediction never changes again up to `iters`.
-  int64_t settled_at = 1;
+  // The first iteration from which the answer never changes again up to `iters`.
+  int64_t unchanged_from = 1;
 };
 // input: [L, C_in] (one example, no batch axis).
 PredictionTrace trace_prediction(LoopedTransformerImpl& model, const torch::Tensor& input, int64_t iters);
+
+// `looplab solve`: the model's answer to one query of its task (tasks/task.h, solve_option),
+// as the task prints it, and when the answer stopped changing.
+std::string solve_query(LoopedTransformerImpl& model, const std::string& query, int64_t iters);
 
 }  // namespace looplab

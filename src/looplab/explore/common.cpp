@@ -1,5 +1,7 @@
 #include "looplab/explore/common.h"
 
+#include "looplab/explore/explore.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -179,11 +181,6 @@ json plot(const std::string& title, const std::string& x_label, const std::strin
 
 json symbol(const std::string& s, const std::string& meaning) { return {{"symbol", s}, {"meaning", meaning}}; }
 
-std::vector<double> linspace(double a, double b, int n) {
-  std::vector<double> v(n);
-  for (int i = 0; i < n; ++i) v[i] = n == 1 ? a : a + (b - a) * i / (n - 1);
-  return v;
-}
 
 json base(int number, const std::string& name, const std::string& title, const std::string& source,
           const std::string& question, const Args& args) {
@@ -389,6 +386,41 @@ std::string to_text(const nlohmann::json& j) {
   o << "\nCheck your understanding: " << j.at("check").at("question").get<std::string>() << "\n  "
     << j.at("check").at("answer").get<std::string>() << "\n";
   return o.str();
+}
+
+nlohmann::json list() {
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& ill : registry()) {
+    const nlohmann::json j = ill.compute({});
+    all.push_back({{"name", ill.name}, {"title", ill.title}, {"parameters", j["parameters"]}});
+  }
+  return all;
+}
+
+std::string list_text() {
+  std::string out;
+  for (const auto& i : list()) {
+    std::string params;
+    for (const auto& p : i["parameters"]) {
+      params += params.empty() ? "" : "; ";
+      params += p["name"].get<std::string>() + " ";
+      if (p["kind"] == "choice") {
+        std::string c;
+        for (const auto& x : p["choices"]) c += (c.empty() ? "" : "|") + x.get<std::string>();
+        params += c + " (default " + p["default"].get<std::string>() + ")";
+      } else {
+        char buf[128];
+        std::snprintf(buf, sizeof buf, "in [%g, %g] (default %g)", p["min"].get<double>(), p["max"].get<double>(),
+                      p["default"].get<double>());
+        params += buf;
+      }
+    }
+    char head[256];
+    std::snprintf(head, sizeof head, "%-18s %s\n%-18s   ", i["name"].get<std::string>().c_str(),
+                  i["title"].get<std::string>().c_str(), "");
+    out += head + params + "\n";
+  }
+  return out;
 }
 
 }  // namespace looplab::explore

@@ -2,6 +2,8 @@
 // JSON pieces (readouts, series, plots), and small dense linear algebra.
 #pragma once
 
+#include "looplab/util/numeric.h"
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -46,7 +48,7 @@ json readout_text(const std::string& key, const std::string& label, const std::s
 json series(const std::string& name, const std::vector<double>& x, const std::vector<double>& y);
 json plot(const std::string& title, const std::string& x_label, const std::string& y_label, std::vector<json> series);
 json symbol(const std::string& s, const std::string& meaning);
-std::vector<double> linspace(double a, double b, int n);
+
 
 // Skeleton of an illustration's JSON; the caller fills the rest.
 json base(int number, const std::string& name, const std::string& title, const std::string& source,

@@ -35,4 +35,9 @@ std::pair<std::string, std::string> parse_setting(const std::string& text);
 // A plain-text rendering of an illustration's JSON.
 std::string to_text(const nlohmann::json& j);
 
+// Every illustration's name, title and parameters (`looplab explore list --json`), and the same
+// as text, two lines each.
+nlohmann::json list();
+std::string list_text();
+
 }  // namespace looplab::explore

@@ -2,7 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "looplab/tasks/task_spec.h"
+#include "looplab/io/atomic_file.h"
+#include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
 
 namespace looplab {
@@ -48,8 +49,8 @@ Recall parse_recall(const std::string& s) { return parse_name(kRecalls, s, "reca
 Norm parse_norm(const std::string& s) { return parse_name(kNorms, s, "normalization"); }
 bool has_outer_normalization(Norm n) { return n == Norm::kPost || n == Norm::kGru; }
 
-ModelConfig default_config(const std::string& task, Recall recall, Norm norm, int64_t width) {
-  const TaskSpec& spec = task_spec(task);
+ModelConfig default_config(const std::string& task_name, Recall recall, Norm norm, int64_t width) {
+  const TaskSpec& spec = task(task_name).spec();
   ModelConfig c;
   c.task = spec.name;
   c.recall = recall;
@@ -178,6 +179,18 @@ ModelConfig config_from_json(const json& j, const std::string& source) {
     throw Error(source + ": " + e.what());
   }
   return c;
+}
+
+ModelConfig read_model_config(const std::string& dir) {
+  const std::string path = dir + "/config.json";
+  const std::string text = read_file(path);
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw Error(path + ": not valid JSON (" + e.what() + ")");
+  }
+  return config_from_json(j, path);
 }
 
 }  // namespace looplab

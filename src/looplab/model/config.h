@@ -29,7 +29,7 @@ Norm parse_norm(const std::string& s);
 bool has_outer_normalization(Norm n);
 
 struct ModelConfig {
-  std::string task = "prefix-sums";
+  std::string task;  // the task's name (tasks/registry.h)
   Recall recall = Recall::kExternal;
   Norm norm = Norm::kPost;
   int64_t width = 256;          // d
@@ -60,5 +60,8 @@ int64_t parameter_count(const ModelConfig& c);
 nlohmann::json to_json(const ModelConfig& c);
 // `source` names the file in error messages; each missing or ill-typed field is named.
 ModelConfig config_from_json(const nlohmann::json& j, const std::string& source);
+
+// dir/config.json; a missing file, bad JSON or a bad field is a looplab::Error naming the file.
+ModelConfig read_model_config(const std::string& dir);
 
 }  // namespace looplab

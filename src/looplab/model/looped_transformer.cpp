@@ -253,37 +253,91 @@ void LoopedTransformerImpl::set_fused_attention(bool fused) {
   for (const auto& block : *recur_blocks) block->as<BlockImpl>()->attn->fused = fused;
 }
 
-torch::Tensor LoopedTransformerImpl::embed(const torch::Tensor& input) { return projection(input); }
-
-LoopedTransformerImpl::RecallInput LoopedTransformerImpl::recall_input(const torch::Tensor& x0) {
-  RecallInput r;
+std::vector<torch::Tensor> LoopedTransformerImpl::recall_input(const torch::Tensor& x0) {
+  std::vector<torch::Tensor> r;
   for (const auto& block : *recur_blocks) r.push_back(block->as<BlockImpl>()->recall_input(x0));
   return r;
 }
 
-torch::Tensor LoopedTransformerImpl::iterate(const torch::Tensor& x, const RecallInput& r, const Positions& p) {
-  if (r.size() != recur_blocks->size()) throw Error("iterate: recall input of another model");
+torch::Tensor LoopedTransformerImpl::iterate(const torch::Tensor& x, const std::vector<torch::Tensor>& r,
+                                             const Positions& p) {
   torch::Tensor state = x;
   for (size_t i = 0; i < r.size(); ++i) state = (*recur_blocks)[i]->as<BlockImpl>()->forward(state, r[i], p);
   return state;
 }
 
-torch::Tensor LoopedTransformerImpl::iterate(const torch::Tensor& x, const torch::Tensor& x0, const Positions& p) {
-  return iterate(x, recall_input(x0), p);
+LoopedTransformerImpl::Output LoopedTransformerImpl::forward(const torch::Tensor& input, int64_t iterations) {
+  const Loop loop(*this, input);
+  const torch::Tensor x = loop.run(iterations);
+  return {loop.logits(x), x};
 }
 
-torch::Tensor LoopedTransformerImpl::readout(const torch::Tensor& state) { return head->forward(state); }
+// ---------------------------------------------------------------------------------------------
+// Loop
 
-LoopedTransformerImpl::Output LoopedTransformerImpl::forward(const torch::Tensor& input, int64_t iterations) {
-  if (input.dim() != 3 || input.size(2) != config_.in_channels)
-    throw Error("input must have shape [batch, positions, " + std::to_string(config_.in_channels) + "], got " +
-                c10::str(input.sizes()));
-  const Positions p = positions(grid_for(input.size(1)));
-  const torch::Tensor x0 = embed(input.to(device(), dtype()));
-  const RecallInput r = recall_input(x0);
-  torch::Tensor x = x0;
-  for (int64_t t = 0; t < iterations; ++t) x = iterate(x, r, p);
-  return {readout(x), x};
+Loop::Loop(LoopedTransformerImpl& model, torch::Tensor x0, bool /*from_x0*/)
+    : model_(&model),
+      positions_(std::make_shared<const Positions>(model.positions(model.grid_for(x0.size(1))))),
+      x0_(std::move(x0)),
+      recall_(model.recall_input(x0_)) {}
+
+namespace {
+
+const torch::Tensor& checked_input(const LoopedTransformerImpl& model, const torch::Tensor& input) {
+  const int64_t c = model.config().in_channels;
+  if (input.dim() != 3 || input.size(2) != c)
+    throw Error("input must have shape [batch, positions, " + std::to_string(c) + "], got " + c10::str(input.sizes()));
+  return input;
+}
+
+}  // namespace
+
+Loop::Loop(LoopedTransformerImpl& model, const torch::Tensor& input)
+    : Loop(model, model.projection(checked_input(model, input).to(model.device(), model.dtype())), true) {}
+
+Loop Loop::from_x0(LoopedTransformerImpl& model, const torch::Tensor& x0) { return Loop(model, x0, true); }
+
+torch::Tensor Loop::step(const torch::Tensor& x) const { return model_->iterate(x, recall_, *positions_); }
+
+torch::Tensor Loop::logits(const torch::Tensor& state) const { return model_->head->forward(state); }
+
+torch::Tensor Loop::run(int64_t iterations, const Visit& visit, const torch::Tensor& start, bool with_logits) const {
+  torch::Tensor x = start.defined() ? start : x0_;
+  for (int64_t t = 1; t <= iterations; ++t) {
+    x = step(x);
+    if (visit) visit(t, x, with_logits ? logits(x) : torch::Tensor());
+  }
+  return x;
+}
+
+Loop Loop::select(const torch::Tensor& index) const {
+  Loop out = *this;
+  out.x0_ = x0_.index_select(0, index);
+  for (torch::Tensor& r : out.recall_)
+    if (r.defined()) r = r.index_select(0, index);
+  return out;
+}
+
+Loop Loop::with_recall_leaves() const {
+  Loop out = *this;
+  out.x0_ = x0_.detach();
+  for (torch::Tensor& r : out.recall_)
+    if (r.defined()) r = r.detach().requires_grad_(true);
+  return out;
+}
+
+void Loop::backward_from_leaves(const Loop& leaves, const torch::Tensor& x0_grad) const {
+  std::vector<torch::Tensor> outputs, grads;
+  for (size_t i = 0; i < recall_.size(); ++i)
+    if (recall_[i].defined() && leaves.recall_[i].grad().defined()) {
+      outputs.push_back(recall_[i]);
+      grads.push_back(leaves.recall_[i].grad());
+    }
+  if (x0_grad.defined()) {
+    outputs.push_back(x0_);
+    grads.push_back(x0_grad);
+  }
+  if (!outputs.empty()) torch::autograd::backward(outputs, grads);
 }
 
 }  // namespace looplab

@@ -9,6 +9,8 @@
 
 #include <torch/torch.h>
 
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "looplab/model/config.h"
@@ -103,38 +105,22 @@ struct BlockImpl : torch::nn::Module {
 };
 TORCH_MODULE(Block);
 
+class Loop;
+
 class LoopedTransformerImpl : public torch::nn::Module {
  public:
   explicit LoopedTransformerImpl(const ModelConfig& config);
 
   const ModelConfig& config() const { return config_; }
 
-  // The grid of an input with `positions` tokens: 1-D tasks take any length; other tasks
-  // must match the config's grid. Throws looplab::Error.
-  std::vector<int64_t> grid_for(int64_t positions) const;
   // RoPE tables and window indices for a grid, on the model's device and dtype.
   Positions positions(const std::vector<int64_t>& grid) const;
-
-  // x0 = projection(input): input [B, L, C_in] -> [B, L, d]. The state starts at x0.
-  torch::Tensor embed(const torch::Tensor& input);
-  // The recall's term in x0 alone, Wh x0, of every block (undefined for blocks without
-  // recall). It is the same in every iteration, so a loop computes it once and passes it to
-  // each iteration: one of the block's d x d products per iteration saved, in the backward
-  // pass too (the paper's code recomputes it every iteration).
-  using RecallInput = std::vector<torch::Tensor>;
-  RecallInput recall_input(const torch::Tensor& x0);
-  // One iteration x_{t+1} = f(x_t, x0): every block once, in order.
-  torch::Tensor iterate(const torch::Tensor& x, const RecallInput& r, const Positions& p);
-  // The same from x0 itself (recall_input computed on the spot): single steps, analysis.
-  torch::Tensor iterate(const torch::Tensor& x, const torch::Tensor& x0, const Positions& p);
-  // Head on a state: RMSNorm -> Linear -> GELU -> Linear, [B, L, d] -> [B, L, C_out].
-  torch::Tensor readout(const torch::Tensor& state);
 
   struct Output {
     torch::Tensor logits;  // [B, L, C_out]
     torch::Tensor state;   // [B, L, d], the state after the last iteration
   };
-  // embed, `iterations` iterations from x0, head.
+  // `iterations` iterations of Loop(*this, input), then the head.
   Output forward(const torch::Tensor& input, int64_t iterations);
 
   // See AttentionImpl::fused.
@@ -148,8 +134,71 @@ class LoopedTransformerImpl : public torch::nn::Module {
   torch::nn::Sequential head{nullptr};
 
  private:
+  friend class Loop;  // the one place that assembles the pieces below into a run
+  // The grid of an input with `positions` tokens: 1-D tasks take any length; other tasks
+  // must match the config's grid. Throws looplab::Error.
+  std::vector<int64_t> grid_for(int64_t positions) const;
+  // The recall's term in x0 alone, Wh x0, of every block (undefined for blocks without recall).
+  std::vector<torch::Tensor> recall_input(const torch::Tensor& x0);
+  // One iteration x_{t+1} = f(x_t, x0): every block once, in order.
+  torch::Tensor iterate(const torch::Tensor& x, const std::vector<torch::Tensor>& recall, const Positions& p);
+
   ModelConfig config_;
 };
 TORCH_MODULE(LoopedTransformer);
+
+// ---------------------------------------------------------------------------------------------
+// Running the model: the one way inputs become states, iteration after iteration.
+//
+// A Loop is a batch prepared for iteration: the positions and windows of its grid, x0 =
+// projection(input) and every block's recall term Wh x0, each computed once (Wh x0 is the same
+// in every iteration: one of the block's d x d products per iteration saved, in the backward
+// pass too; the paper's code recomputes it). step() is one iteration x_{t+1} = f(x_t, x0), run()
+// iterates and hands the caller every state (and, on request, its logits). Gradients follow
+// LibTorch's mode, as any module call: with gradient by default, none under NoGradGuard or
+// InferenceMode. Every caller (training, evaluation, early exit, analysis, benchmarks) runs the
+// model through this class; a faster iteration engine plugs in behind step().
+class Loop {
+ public:
+  // input: [B, L, C_in] on any device and dtype (moved to the model's). Throws looplab::Error
+  // for a shape the model cannot take.
+  Loop(LoopedTransformerImpl& model, const torch::Tensor& input);
+  // From x0 [B, L, d] itself: the analysis perturbs x0 and differentiates through it.
+  static Loop from_x0(LoopedTransformerImpl& model, const torch::Tensor& x0);
+
+  const torch::Tensor& x0() const { return x0_; }
+  int64_t size() const { return x0_.size(0); }
+  LoopedTransformerImpl& model() const { return *model_; }
+
+  // One iteration from the state x [B, L, d].
+  torch::Tensor step(const torch::Tensor& x) const;
+  // The head on a state: RMSNorm -> Linear -> GELU -> Linear, [B, L, d] -> [B, L, C_out].
+  torch::Tensor logits(const torch::Tensor& state) const;
+
+  // visit(t, x_t, logits_t) after iteration t = 1..iterations; logits_t only when `with_logits`
+  // (undefined otherwise).
+  using Visit = std::function<void(int64_t t, const torch::Tensor& state, const torch::Tensor& logits)>;
+  // `iterations` iterations from `start` (x0 when undefined); returns the last state.
+  torch::Tensor run(int64_t iterations, const Visit& visit = nullptr, const torch::Tensor& start = {},
+                    bool with_logits = false) const;
+
+  // The same batch restricted to the examples `index` ([b] int64 on the model's device): early
+  // exit drops the examples that have converged.
+  Loop select(const torch::Tensor& index) const;
+
+  // Recomputation in training (train/progressive_loss.cpp): a copy whose recall terms are
+  // detached leaves that collect their gradients over many steps, and the way back into this
+  // loop's graph: one backward pass through Wh and the projection, with `x0_grad` (if defined)
+  // as the gradient reaching x0 directly.
+  Loop with_recall_leaves() const;
+  void backward_from_leaves(const Loop& leaves, const torch::Tensor& x0_grad) const;
+
+ private:
+  Loop(LoopedTransformerImpl& model, torch::Tensor x0, bool from_x0);
+  LoopedTransformerImpl* model_;
+  std::shared_ptr<const Positions> positions_;
+  torch::Tensor x0_;
+  std::vector<torch::Tensor> recall_;  // Wh x0 per block
+};
 
 }  // namespace looplab

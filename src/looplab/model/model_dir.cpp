@@ -14,18 +14,6 @@ std::string join(const std::string& dir, const std::string& file) { return dir +
 
 }  // namespace
 
-ModelConfig read_model_config(const std::string& dir) {
-  const std::string path = join(dir, kConfigFile);
-  const std::string text = read_file(path);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path + ": not valid JSON (" + e.what() + ")");
-  }
-  return config_from_json(j, path);
-}
-
 void save_model(const std::string& dir, LoopedTransformerImpl& model, const std::string& weights_file) {
   make_directories(dir);
   write_file_atomic(join(dir, kConfigFile), to_json(model.config()).dump(2) + "\n");

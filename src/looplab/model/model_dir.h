@@ -12,8 +12,6 @@ namespace looplab {
 inline constexpr const char* kConfigFile = "config.json";
 inline constexpr const char* kWeightsFile = "model.safetensors";
 
-ModelConfig read_model_config(const std::string& dir);
-
 // Writes dir/config.json and dir/<weights_file>, creating dir if needed.
 void save_model(const std::string& dir, LoopedTransformerImpl& model, const std::string& weights_file = kWeightsFile);
 

@@ -12,4 +12,19 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
+// A bad value of a named option of the library (a training option, a tool's parameter). The
+// library names the option as it is called in code and JSON ("max_iters"); the command line
+// names the flag instead ("--max-iters"). `rest` follows the name, e.g. " must be >= 1" or
+// ": character 3 is 'z'".
+class OptionError : public Error {
+ public:
+  OptionError(const std::string& option, const std::string& rest)
+      : Error(option + rest), option_(option), rest_(rest) {}
+  const std::string& option() const { return option_; }
+  const std::string& rest() const { return rest_; }
+
+ private:
+  std::string option_, rest_;
+};
+
 }  // namespace looplab

@@ -1,5 +1,6 @@
-// Progress of long work on stderr: a line redrawn in place on a terminal, a plain line per
-// tenth of the work otherwise (so logs stay short).
+// Progress of long work on stderr, the one display every command uses: a line redrawn in place
+// on a terminal; elsewhere (a log file) a plain line per tenth of the work, or nothing for work
+// that already prints a line per step of its own (an epoch). No LibTorch.
 #pragma once
 
 #include <unistd.h>
@@ -13,24 +14,35 @@ namespace looplab {
 
 class Progress {
  public:
-  explicit Progress(std::string what) : what_(std::move(what)), tty_(::isatty(2)) {}
+  enum class Log { kTenths, kNone };  // what a non-terminal gets
+  explicit Progress(std::string what, Log log = Log::kTenths)
+      : what_(std::move(what)), tty_(::isatty(2)), log_(log) {}
 
-  void operator()(int64_t done, int64_t total) {
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  // `note` follows the counts, e.g. "loss 0.6931".
+  void operator()(int64_t done, int64_t total, const std::string& note = "") {
+    const double s = seconds();
     const int tenth = total > 0 ? static_cast<int>(10 * done / total) : 10;
-    if (!tty_ && tenth == last_tenth_) return;
+    if (!tty_ && (log_ == Log::kNone || tenth == last_tenth_)) return;
     last_tenth_ = tenth;
-    std::fprintf(stderr, "%s%s: %lld/%lld (%.0f%%), %.0f per second%s", tty_ ? "\r" : "", what_.c_str(),
+    std::fprintf(stderr, "%s%s: %lld/%lld (%.0f%%), %.1f per second%s%s%s", tty_ ? "\r" : "", what_.c_str(),
                  static_cast<long long>(done), static_cast<long long>(total), total ? 100.0 * done / total : 100.0,
-                 s > 0 ? done / s : 0.0, tty_ && done < total ? "   " : "\n");
+                 s > 0 ? done / s : 0.0, note.empty() ? "" : ", ", note.c_str(), tty_ && done < total ? "   " : "\n");
     std::fflush(stderr);
+    drawn_ = tty_ && done < total;
+  }
+  // Removes a line left half-drawn on a terminal (the work ended early or prints next).
+  void clear() {
+    if (drawn_) std::fprintf(stderr, "\r%100s\r", "");
+    drawn_ = false;
   }
   double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
 
  private:
   std::string what_;
   bool tty_;
+  Log log_;
   int last_tenth_ = -1;
+  bool drawn_ = false;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 

@@ -1,0 +1,349 @@
+// The benchmarks of bench/bench.h. Output lines are bench/run's input: keep their form.
+#include "bench/bench.h"
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "looplab/data/splits.h"
+#include "looplab/eval/accelerated.h"
+#include "looplab/model/model_dir.h"
+#include "looplab/run/run_dir.h"
+#include "looplab/runtime.h"
+#include "looplab/tasks/registry.h"
+#include "looplab/tasks/sudoku/dataset.h"
+#include "looplab/tasks/sudoku/generator.h"
+#include "looplab/tasks/sudoku/solver.h"
+#include "looplab/train/adamw.h"
+#include "looplab/train/progressive_loss.h"
+#include "looplab/util/error.h"
+#include "looplab/util/system.h"
+
+namespace looplab::bench {
+
+// ---- Helpers ------------------------------------------------------------------------------
+
+void sync_device(torch::Device device) {
+  if (device.is_cuda()) torch::cuda::synchronize();
+}
+
+double matmul_seconds(torch::Device device, torch::Dtype dtype, int64_t reps) {
+  torch::InferenceMode guard;
+  const int64_t n = kMatmulSize;
+  const auto opts = torch::TensorOptions().device(device).dtype(dtype);
+  const torch::Tensor a = torch::randn({n, n}, opts), b = torch::randn({n, n}, opts);
+  return median_seconds(reps, [&] {
+    torch::mm(a, b);
+    sync_device(device);
+  });
+}
+
+double matmul_gflops(torch::Device device, torch::Dtype dtype, int64_t reps) {
+  const double n = static_cast<double>(kMatmulSize);
+  return 2.0 * n * n * n / matmul_seconds(device, dtype, reps) / 1e9;
+}
+
+FlopCount model_flops(const ModelConfig& c, int64_t positions) {
+  const double d = static_cast<double>(c.width);
+  double keys = static_cast<double>(positions);
+  if (c.local_attention) {
+    keys = 1;
+    for (size_t a = 0; a < c.grid.size(); ++a)
+      keys *= static_cast<double>(std::min<int64_t>(c.window, c.grid.size() == 1 ? positions : c.grid[a]));
+  }
+  const double attention = 2 * (3 * d * d + d * d) + 2 * 2 * keys * d;
+  const double mlp = 2 * 2 * static_cast<double>(c.mlp_ratio) * d * d;
+  double recall = 0;  // Wx x per use of g
+  if (c.recall == Recall::kExternal) recall = 2 * d * d;
+  if (c.recall == Recall::kInternal) recall = 2 * 2 * d * d;  // one g per sublayer
+  const double gru = c.norm == Norm::kGru ? 2 * 2 * 2 * 3 * d * d : 0;
+  FlopCount f;
+  f.iteration = static_cast<double>(c.blocks) * (attention + mlp + recall + gru);
+  f.head = 2 * (d * d + d * static_cast<double>(c.out_channels)) + 2 * static_cast<double>(c.in_channels) * d;
+  if (c.recall == Recall::kExternal || c.recall == Recall::kInternal)
+    f.recall_input = static_cast<double>(c.blocks) * 2 * d * d;
+  return f;
+}
+
+Synthetic synthetic_setup(const SyntheticOptions& o) {
+  Synthetic s;
+  s.device = parse_device(o.device);
+  s.dtype = parse_dtype(o.dtype);
+  const Task& t = task(o.task);
+  ModelConfig c = default_config(t.name(), parse_recall(o.recall), parse_norm(o.norm), o.width);
+  c.heads = o.heads;
+  validate(c);
+  s.positions = 1;
+  if (t.spec().any_length) {
+    s.positions = o.positions;
+  } else {
+    for (int64_t g : t.spec().grid) s.positions *= g;
+  }
+  if (o.batch < 1) throw Error("--batch must be positive");
+  if (s.positions < 1) throw Error("--positions must be positive");
+  torch::manual_seed(0);
+  s.model = LoopedTransformer(c);
+  s.model->to(s.device, s.dtype);
+  const Split data = to_split("synthetic", t.synthetic(o.batch, s.positions, /*seed=*/0));
+  s.input = data.inputs.to(s.device, s.dtype);
+  s.target = data.targets.to(s.device);
+  return s;
+}
+
+namespace {
+
+bool has_recall(const ModelConfig& c) { return c.recall == Recall::kExternal || c.recall == Recall::kInternal; }
+
+// The dense layers of one iteration as products to time alone: every Linear of every block
+// but Wh (which acts on x0 once per forward pass, not per iteration), each with an input of
+// the iteration's shape.
+struct Dense {
+  torch::Tensor input, weight, bias;
+};
+std::vector<Dense> dense_layers(LoopedTransformerImpl& model, int64_t batch, int64_t positions,
+                                const torch::TensorOptions& options, double& flops) {
+  std::vector<Dense> dense;
+  flops = 0;
+  for (const auto& block : *model.recur_blocks) {
+    const auto* wh = block->as<BlockImpl>()->Wh.get();
+    for (const auto& m : block->modules(/*include_self=*/false)) {
+      const auto* linear = m->as<torch::nn::LinearImpl>();
+      if (!linear || linear == wh) continue;
+      const torch::Tensor& w = linear->weight;
+      dense.push_back({torch::randn({batch, positions, w.size(1)}, options), w, linear->bias});
+      flops += 2.0 * batch * positions * w.size(0) * w.size(1);
+    }
+  }
+  return dense;
+}
+
+}  // namespace
+
+// ---- block --------------------------------------------------------------------------------
+
+void run_block(const BlockOptions& o) {
+  if (o.model.batch < 1 || o.reps < 1) throw Error("--batch and --reps must be positive");
+  const torch::Device device = parse_device(o.model.device);
+  const torch::Dtype dtype = parse_dtype(o.model.dtype);
+  std::printf("LibTorch %s, %d thread(s), %s, %s\n", TORCH_VERSION, torch::get_num_threads(), device.str().c_str(),
+              dtype_name(dtype).c_str());
+  {
+    const double s = matmul_seconds(device, dtype, o.reps);
+    const double n = static_cast<double>(kMatmulSize);
+    std::printf("matmul 2048^3          %8.1f GFLOP/s  (%.2f ms)\n", 2.0 * n * n * n / s / 1e9, s * 1e3);
+  }
+  Synthetic s = synthetic_setup(o.model);
+  const ModelConfig& c = s.model->config();
+  const double tokens = static_cast<double>(o.model.batch * s.positions);
+  // An iteration as looplab runs them inside a loop: x0 and Wh x0 are computed once, before
+  // the timing (Loop); each timed iteration is loop.step(loop.x0()). Before the Loop API the
+  // timed iteration also computed Wh x0 (one more d x d product per block), and the printed
+  // line says so for models with recall.
+  const char* wh_note = has_recall(c) ? "; Wh x0 once per loop, not timed" : "";
+  {
+    torch::InferenceMode guard;
+    const Loop loop(*s.model, s.input);
+    const double sec = median_seconds(o.reps, [&] {
+      loop.step(loop.x0());
+      sync_device(device);
+    });
+    std::printf("block, no gradient     %8.2f ms/iteration  (%.0f tokens/s; %s, %lld x %lld tokens, width %lld%s)\n",
+                sec * 1e3, tokens / sec, c.task.c_str(), static_cast<long long>(o.model.batch),
+                static_cast<long long>(s.positions), static_cast<long long>(c.width), wh_note);
+  }
+  {
+    // With backward: Wh x0 enters as a leaf (Loop::with_recall_leaves), so its product and its
+    // backward pass, once per loop in training, stay out of the timed iteration.
+    const Loop leaves = [&] {
+      torch::NoGradGuard no_grad;
+      return Loop(*s.model, s.input);
+    }().with_recall_leaves();
+    const double sec = median_seconds(o.reps, [&] {
+      s.model->zero_grad();
+      const torch::Tensor x = leaves.x0().clone().requires_grad_(true);
+      leaves.step(x).pow(2).mean().backward();
+      sync_device(device);
+    });
+    std::printf("block, with backward   %8.2f ms/iteration  (%.0f tokens/s%s)\n", sec * 1e3, tokens / sec, wh_note);
+  }
+}
+
+// ---- sudoku -------------------------------------------------------------------------------
+
+std::vector<Tool> task_benchmarks() {
+  return {{"sudoku",
+           "Puzzle generation rate (all threads and one) and solving rate per band",
+           {{"count", "puzzles to generate with all threads", "2000"}, {"seed", "random seed", "1"}},
+           [](const Values& v, int) { run_sudoku({int_value(v, "count"), seed_value(v, "seed")}); }}};
+}
+
+void run_sudoku(const SudokuOptions& o) {
+  if (o.count < 10) throw Error("--count must be >= 10");
+  using clock = std::chrono::steady_clock;
+  auto seconds_since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
+  sudoku::GeneratorOptions all;
+  all.threads = torch::get_num_threads();
+  auto start = clock::now();
+  const auto puzzles = sudoku::generate(o.count, o.seed, all);
+  const double t_all = seconds_since(start);
+  sudoku::GeneratorOptions one;
+  one.threads = 1;
+  const int64_t few = std::max<int64_t>(o.count / 4, 10);
+  start = clock::now();
+  const auto check = sudoku::generate(few, o.seed, one);
+  const double t_one = seconds_since(start);
+  for (int64_t i = 0; i < few; ++i)
+    if (check[i].question != puzzles[i].question) throw Error("generation differs between thread counts");
+  const double rate_all = static_cast<double>(o.count) / t_all, rate_one = static_cast<double>(few) / t_one;
+  std::printf("generation: %.1f puzzles/s on %d threads, %.1f on 1 thread (x%.2f); 60,000 puzzles take %.1f min\n",
+              rate_all, all.threads, rate_one, rate_all / rate_one, 60000 / rate_all / 60);
+  const sudoku::RatingSplit bands = sudoku::split_by_rating(puzzles);
+  for (const auto& [name, band] : {std::pair{"easy", bands.easy}, std::pair{"hard", bands.hard}}) {
+    int64_t solved = 0, backtracks = 0;
+    start = clock::now();
+    do {
+      for (int64_t i : band) {
+        const auto r = sudoku::solve(puzzles[i].question, 2);
+        solved += r.solutions == 1;
+        backtracks += r.backtracks;
+      }
+    } while (seconds_since(start) < 0.5);
+    std::printf("solving %s band (%zu puzzles): %.0f puzzles/s on 1 thread, mean %.1f backtracks\n", name,
+                band.size(), static_cast<double>(solved) / seconds_since(start),
+                static_cast<double>(backtracks) / static_cast<double>(solved));
+  }
+  std::cout << sudoku::rating_report(puzzles);
+}
+
+// ---- step ---------------------------------------------------------------------------------
+
+void run_step(const StepOptions& o) {
+  if (o.n < 0 || o.k < 1 || o.reps < 1 || o.warmup < 0) throw Error("need n >= 0, k >= 1, reps >= 1");
+  const torch::Device device = parse_device(o.model.device);
+  const torch::Dtype dtype = parse_dtype(o.model.dtype);
+  if (o.recompute) configure_allocator(AllocatorPolicy::kFootprint);  // as `train --recompute`
+  const double gflops = o.no_matmul ? 0 : matmul_gflops(device, dtype, 5);
+  Synthetic s = synthetic_setup(o.model);
+  s.model->train();
+  auto params = s.model->parameters();
+  AdamW optimizer(s.model->named_parameters(), AdamWOptions{});
+  const std::vector<double> t = sorted_seconds(o.warmup, o.reps, [&] {
+    optimizer.zero_grad();
+    progressive_backward(*s.model, s.input, s.target, o.n, o.k, 1.0, o.recompute);
+    torch::nn::utils::clip_grad_norm_(params, 1.0);
+    optimizer.step(1e-4);
+    sync_device(device);
+  });
+  const double seconds = t[t.size() / 2];
+  const FlopCount f = model_flops(s.model->config(), s.positions);
+  const double tokens = static_cast<double>(o.model.batch * s.positions);
+  const double n = static_cast<double>(o.n), k = static_cast<double>(o.k);
+  // n forward iterations; k forward + backward (2x forward); head forward + backward; Wh x0
+  // once for the n iterations and once (with backward) for the k: the products looplab runs,
+  // not the paper code's Wh x0 in every iteration.
+  const double flops =
+      tokens * (n * f.iteration + 3 * k * f.iteration + 3 * f.head + (o.n > 0 ? f.recall_input : 0) + 3 * f.recall_input);
+  const double model_gflops = flops / seconds / 1e9;
+  std::printf("training step: %s, batch %lld x %lld tokens, width %lld, n = %lld, k = %lld%s: %.1f ms (median of %lld)\n",
+              o.model.task.c_str(), static_cast<long long>(o.model.batch), static_cast<long long>(s.positions),
+              static_cast<long long>(o.model.width), static_cast<long long>(o.n), static_cast<long long>(o.k),
+              o.recompute ? ", recompute" : "", seconds * 1e3, static_cast<long long>(o.reps));
+  if (!o.no_matmul)
+    std::printf("model %.1f GFLOP/s against matmul %.1f GFLOP/s: %.0f%%\n", model_gflops, gflops,
+                100 * model_gflops / gflops);
+  std::printf("peak RSS %.0f MiB\n", peak_rss_mib());
+  const nlohmann::json j = {{"kind", "step"}, {"task", o.model.task}, {"batch", o.model.batch},
+                            {"positions", s.positions}, {"n", o.n}, {"k", o.k},
+                            {"recompute", o.recompute}, {"seconds", seconds}, {"times", t},
+                            {"model_gflops", model_gflops}, {"matmul_gflops", gflops},
+                            {"threads", torch::get_num_threads()}, {"peak_rss_mib", peak_rss_mib()}};
+  std::printf("json: %s\n", j.dump().c_str());
+}
+
+// ---- latency ------------------------------------------------------------------------------
+
+void run_latency(const LatencyOptions& o) {
+  if (o.reps < 1) throw Error("--reps must be positive");
+  Synthetic s = synthetic_setup(o.model);
+  s.model->eval();
+  torch::InferenceMode guard;
+  // An iteration inside a loop, as looplab runs them: x0 and Wh x0 computed once (Loop).
+  const Loop loop(*s.model, s.input);
+  torch::Tensor x = loop.x0();
+  for (int i = 0; i < 10; ++i) x = loop.step(x);
+  const double seconds = median_seconds(o.reps, [&] {
+    x = loop.step(x);
+    sync_device(s.device);
+  });
+  std::printf("one iteration, batch %lld x %lld tokens (%s, width %lld): %.3f ms (median of %lld)\n",
+              static_cast<long long>(o.model.batch), static_cast<long long>(s.positions), o.model.task.c_str(),
+              static_cast<long long>(o.model.width), seconds * 1e3, static_cast<long long>(o.reps));
+  // The floor of any implementation that runs this iteration's dense layers through this
+  // BLAS: those products alone, same shapes and weights, same process. Nothing else of the
+  // iteration (attention scores, norms, RoPE, GELU, residuals) is in it.
+  double dense_flops = 0;
+  const std::vector<Dense> dense = dense_layers(*s.model, o.model.batch, s.positions, x.options(), dense_flops);
+  const double dense_seconds = median_seconds(o.reps, [&] {
+    for (const Dense& l : dense) at::linear(l.input, l.weight, l.bias);
+    sync_device(s.device);
+  });
+  const double gflops = matmul_gflops(s.device, s.dtype, 5);
+  std::printf("its %zu dense-layer products alone: %.3f ms (%.1f GFLOP/s; matmul 2048^3 %.1f GFLOP/s)\n",
+              dense.size(), dense_seconds * 1e3, dense_flops / dense_seconds / 1e9, gflops);
+  const nlohmann::json j = {{"kind", "latency"}, {"task", o.model.task}, {"batch", o.model.batch},
+                            {"positions", s.positions}, {"seconds", seconds},
+                            {"dense_seconds", dense_seconds}, {"dense_flops", dense_flops},
+                            {"matmul_gflops", gflops}, {"threads", torch::get_num_threads()}};
+  std::printf("json: %s\n", j.dump().c_str());
+}
+
+// ---- eval ---------------------------------------------------------------------------------
+
+void run_eval(const EvalOptions& o) {
+  if (o.count < 1 || o.batch < 1 || o.iters < 1) throw Error("--count, --batch, --iters must be positive");
+  std::vector<FixedPointOptions> runs;
+  for (const std::string& mode : o.modes) {
+    FixedPointOptions fp;
+    fp.max_iters = o.iters;
+    if (mode == "early") {
+      fp.tolerance = o.tolerance;
+    } else if (mode == "anderson") {
+      fp.tolerance = o.tolerance;
+      fp.anderson = o.anderson;
+    } else if (mode != "plain") {
+      throw Error("--modes: unknown mode '" + mode + "' (plain, early, anderson)");
+    }
+    runs.push_back(fp);
+  }
+  const RunDir run(o.dir);
+  const torch::Device device = parse_device(o.device);
+  LoopedTransformer model = load_model(o.dir, device, parse_dtype(o.dtype), run.weights(o.weights));
+  model->eval();
+  DataOptions data = run.evaluation_data();
+  data.set_count(o.split, o.count);
+  const Split split = load_split(data, o.split);
+  std::printf("%s split, %lld examples x %lld positions, up to %lld iterations, batch %lld\n", o.split.c_str(),
+              static_cast<long long>(split.size()), static_cast<long long>(split.inputs.size(1)),
+              static_cast<long long>(o.iters), static_cast<long long>(o.batch));
+  std::printf("%-22s %14s %10s %10s %9s %9s\n", "mode", "block evals", "per ex.", "converged", "exact %", "seconds");
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::string& mode = o.modes[i];
+    const FixedPointOptions& fp = runs[i];
+    const AcceleratedSplitReport e = evaluate_accelerated(*model, split, o.batch, fp);
+    std::printf("%-22s %14lld %10.1f %9.1f%% %9.2f %9.2f\n", mode.c_str(), static_cast<long long>(e.block_evaluations),
+                e.mean_evaluations, 100 * e.converged, 100 * e.exact, e.seconds);
+    const nlohmann::json j = {{"kind", "eval"}, {"mode", mode}, {"split", o.split},
+                              {"count", e.count}, {"positions", split.inputs.size(1)},
+                              {"iters", o.iters}, {"tol", fp.tolerance}, {"anderson", fp.anderson},
+                              {"evaluations", e.block_evaluations}, {"mean_evaluations", e.mean_evaluations},
+                              {"max_evaluations", e.max_evaluations}, {"converged", e.converged},
+                              {"rejected", e.rejected}, {"exact", e.exact},
+                              {"per_position", e.per_position}, {"seconds", e.seconds},
+                              {"threads", torch::get_num_threads()}};
+    std::printf("json: %s\n", j.dump().c_str());
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace looplab::bench

@@ -1,0 +1,521 @@
+#include "looplab/run/reports.h"
+
+#include <cmath>
+#include <limits>
+
+#include "looplab/io/atomic_file.h"
+#include "looplab/util/error.h"
+
+namespace looplab {
+
+using json = nlohmann::json;
+
+namespace {
+
+// A missing, ill-typed or unacceptable value, as a nlohmann::json::exception (from_json's
+// contract) that knows the key path ("splits/val/count") so that read_report can name it.
+class KeyError : public json::exception {
+ public:
+  KeyError(const std::string& key, const std::string& why)
+      : json::exception(0, message(key, why).c_str()), key_(key), why_(why) {}
+  const std::string& key() const { return key_; }
+  const std::string& why() const { return why_; }
+
+ private:
+  static std::string message(const std::string& key, const std::string& why) {
+    return key.empty() ? why : "key '" + key + "': " + why;
+  }
+  std::string key_, why_;
+};
+
+std::string join(const std::string& outer, const std::string& inner) {
+  return inner.empty() ? outer : outer + "/" + inner;
+}
+
+// Runs `read` on the value at `key`, prefixing `key` to the key path of any error inside.
+template <typename Read>
+void nested(const std::string& key, Read&& read) {
+  try {
+    read();
+  } catch (const KeyError& e) {
+    throw KeyError(join(key, e.key()), e.why());
+  } catch (const json::exception& e) {  // a from_json of nlohmann's own
+    throw KeyError(key, e.what());
+  }
+}
+
+std::string shown(const json& v) {
+  std::string s = v.dump();
+  return s.size() > 40 ? s.substr(0, 37) + "..." : s;
+}
+
+void need_object(const json& j) {
+  if (!j.is_object()) throw KeyError("", "expected a JSON object, got " + shown(j));
+}
+
+// The value at `key`; called inside nested(key, ...), which names the key.
+const json& at(const json& j, const std::string& key) {
+  auto it = j.find(key);
+  if (it == j.end()) throw KeyError("", "missing");
+  return *it;
+}
+
+// Value readers: the JSON type must be the member's type (nlohmann's get<> would turn 1.5
+// into 1 silently). A double reads from any number, and from null: nlohmann writes NaN and the
+// infinities as null, so that they come back (as NaN).
+int64_t as_int(const json& v) {
+  if (!v.is_number_integer()) throw KeyError("", "expected an integer, got " + shown(v));
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    throw KeyError("", "integer " + shown(v) + " is too large");
+  return v.get<int64_t>();
+}
+double as_double(const json& v) {
+  if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
+  if (!v.is_number()) throw KeyError("", "expected a number, got " + shown(v));
+  return v.get<double>();
+}
+bool as_bool(const json& v) {
+  if (!v.is_boolean()) throw KeyError("", "expected true or false, got " + shown(v));
+  return v.get<bool>();
+}
+std::string as_string(const json& v) {
+  if (!v.is_string()) throw KeyError("", "expected a string, got " + shown(v));
+  return v.get<std::string>();
+}
+template <typename T, typename As>
+std::vector<T> as_list(const json& v, As&& as) {
+  if (!v.is_array()) throw KeyError("", "expected a list, got " + shown(v));
+  std::vector<T> out;
+  out.reserve(v.size());
+  for (size_t i = 0; i < v.size(); ++i) nested(std::to_string(i), [&] { out.push_back(as(v[i])); });
+  return out;
+}
+
+void get(const json& j, const std::string& key, int64_t& out) {
+  nested(key, [&] { out = as_int(at(j, key)); });
+}
+void get(const json& j, const std::string& key, double& out) {
+  nested(key, [&] { out = as_double(at(j, key)); });
+}
+void get(const json& j, const std::string& key, bool& out) {
+  nested(key, [&] { out = as_bool(at(j, key)); });
+}
+void get(const json& j, const std::string& key, std::string& out) {
+  nested(key, [&] { out = as_string(at(j, key)); });
+}
+void get(const json& j, const std::string& key, std::vector<int64_t>& out) {
+  nested(key, [&] { out = as_list<int64_t>(at(j, key), as_int); });
+}
+void get(const json& j, const std::string& key, std::vector<double>& out) {
+  nested(key, [&] { out = as_list<double>(at(j, key), as_double); });
+}
+void get(const json& j, const std::string& key, Spread& out) {
+  nested(key, [&] {
+    const json& s = at(j, key);
+    need_object(s);
+    get(s, "median", out.median);
+    get(s, "max", out.max);
+  });
+}
+// An object whose keys are split names, each value read by from_json.
+template <typename T>
+void get(const json& j, const std::string& key, std::map<std::string, T>& out) {
+  nested(key, [&] {
+    const json& m = at(j, key);
+    need_object(m);
+    out.clear();
+    for (auto it = m.begin(); it != m.end(); ++it) nested(it.key(), [&] { from_json(it.value(), out[it.key()]); });
+  });
+}
+// A sub-object read by `read(sub)`.
+template <typename Read>
+void get_object(const json& j, const std::string& key, Read&& read) {
+  nested(key, [&] {
+    const json& sub = at(j, key);
+    need_object(sub);
+    read(sub);
+  });
+}
+
+json spread(const Spread& s) { return {{"median", s.median}, {"max", s.max}}; }
+
+// schema_version: absent in files from before versions (version 1).
+template <typename Report>
+int read_version(const json& j) {
+  need_object(j);
+  int64_t v = 1;
+  if (j.contains("schema_version")) {
+    get(j, "schema_version", v);
+    if (v < 1) throw KeyError("schema_version", "expected a positive integer, got " + std::to_string(v));
+  }
+  if (v > Report::kSchemaVersion)
+    throw KeyError("", "schema_version " + std::to_string(v) + " is newer than this looplab reads (" +
+                           std::to_string(Report::kSchemaVersion) + ")");
+  return static_cast<int>(v);
+}
+
+json parse(const std::string& text, const std::string& where) {
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    throw Error(where + ": not valid JSON (" + e.what() + ")");
+  }
+}
+
+}  // namespace
+
+// ---- eval.json ---------------------------------------------------------------------------
+
+void to_json(json& j, const CurveReport& r) {
+  j = {{"count", r.count},           {"positions", r.positions},         {"iterations", r.iterations},
+       {"exact", r.exact},           {"per_position", r.per_position},   {"relative_step", r.relative_step},
+       {"unchanged", r.unchanged}};
+}
+
+void from_json(const json& j, CurveReport& r) {
+  need_object(j);
+  get(j, "count", r.count);
+  get(j, "positions", r.positions);
+  get(j, "iterations", r.iterations);
+  get(j, "exact", r.exact);
+  get(j, "per_position", r.per_position);
+  get(j, "relative_step", r.relative_step);
+  get(j, "unchanged", r.unchanged);
+}
+
+void to_json(json& j, const EvalReport& r) {
+  j = {{"schema_version", EvalReport::kSchemaVersion},
+       {"weights", r.weights},
+       {"iters", {r.first, r.last}},
+       {"splits", r.splits}};
+}
+
+void from_json(const json& j, EvalReport& r) {
+  r.schema_version = read_version<EvalReport>(j);
+  get(j, "weights", r.weights);
+  std::vector<int64_t> iters;
+  get(j, "iters", iters);
+  if (iters.size() != 2) throw KeyError("iters", "expected [first, last], got " + shown(j.at("iters")));
+  r.first = iters[0], r.last = iters[1];
+  get(j, "splits", r.splits);
+}
+
+// ---- eval_accelerated.json ------------------------------------------------------------------
+
+void to_json(json& j, const AcceleratedSplitReport& r) {
+  j = {{"count", r.count},
+       {"positions", r.positions},
+       {"block_evaluations", r.block_evaluations},
+       {"plain_block_evaluations", r.plain_block_evaluations},
+       {"mean_evaluations", r.mean_evaluations},
+       {"max_evaluations", r.max_evaluations},
+       {"converged", r.converged},
+       {"rejected", r.rejected},
+       {"exact", r.exact},
+       {"per_position", r.per_position},
+       {"seconds", r.seconds}};
+}
+
+void from_json(const json& j, AcceleratedSplitReport& r) {
+  need_object(j);
+  get(j, "count", r.count);
+  get(j, "positions", r.positions);
+  get(j, "block_evaluations", r.block_evaluations);
+  get(j, "plain_block_evaluations", r.plain_block_evaluations);
+  get(j, "mean_evaluations", r.mean_evaluations);
+  get(j, "max_evaluations", r.max_evaluations);
+  get(j, "converged", r.converged);
+  get(j, "rejected", r.rejected);
+  get(j, "exact", r.exact);
+  get(j, "per_position", r.per_position);
+  get(j, "seconds", r.seconds);
+}
+
+void to_json(json& j, const AcceleratedReport& r) {
+  j = {{"schema_version", AcceleratedReport::kSchemaVersion},
+       {"weights", r.weights},
+       {"max_iters", r.max_iters},
+       {"early_exit", r.early_exit},
+       {"anderson", r.anderson},
+       {"splits", r.splits}};
+}
+
+void from_json(const json& j, AcceleratedReport& r) {
+  r.schema_version = read_version<AcceleratedReport>(j);
+  get(j, "weights", r.weights);
+  get(j, "max_iters", r.max_iters);
+  get(j, "early_exit", r.early_exit);
+  get(j, "anderson", r.anderson);
+  get(j, "splits", r.splits);
+}
+
+// ---- analysis.json ------------------------------------------------------------------------
+
+void to_json(json& j, const ExampleReport& r) {
+  j = {{"index", r.index}, {"behaviour", r.behaviour}, {"first_below", r.first_below}, {"final_step", r.final_step}};
+  if (r.period) j["period"] = *r.period;
+  if (r.detail) {
+    const ExampleReport::Detail& d = *r.detail;
+    j["radius"] = d.radius;
+    j["eigenvalue"] = {d.eigenvalue_real, d.eigenvalue_imag};
+    j["radius_residual"] = d.radius_residual;
+    j["arnoldi_steps"] = d.arnoldi_steps;
+    j["radius_converged"] = d.radius_converged;
+    j["sensitivity_norm"] = d.sensitivity_norm;
+    j["sensitivity_fd_norm"] = d.sensitivity_fd_norm;
+    j["sensitivity_fd_difference"] = d.sensitivity_fd_difference;
+    j["gmres_residual"] = d.gmres_residual;
+    j["gmres_steps"] = d.gmres_steps;
+    j["init_distance"] = {
+        {"x0_vs_zero", d.x0_vs_zero}, {"x0_vs_noise", d.x0_vs_noise}, {"zero_vs_noise", d.zero_vs_noise}};
+  }
+}
+
+void from_json(const json& j, ExampleReport& r) {
+  need_object(j);
+  get(j, "index", r.index);
+  get(j, "behaviour", r.behaviour);
+  get(j, "first_below", r.first_below);
+  get(j, "final_step", r.final_step);
+  r.period.reset();
+  if (j.contains("period")) {
+    int64_t period = 0;
+    get(j, "period", period);
+    r.period = period;
+  }
+  r.detail.reset();
+  if (j.contains("radius")) {  // the Jacobian fields come together
+    ExampleReport::Detail d;
+    get(j, "radius", d.radius);
+    std::vector<double> eigenvalue;
+    get(j, "eigenvalue", eigenvalue);
+    if (eigenvalue.size() != 2)
+      throw KeyError("eigenvalue", "expected [real, imag], got " + shown(j.at("eigenvalue")));
+    d.eigenvalue_real = eigenvalue[0], d.eigenvalue_imag = eigenvalue[1];
+    get(j, "radius_residual", d.radius_residual);
+    get(j, "arnoldi_steps", d.arnoldi_steps);
+    get(j, "radius_converged", d.radius_converged);
+    get(j, "sensitivity_norm", d.sensitivity_norm);
+    get(j, "sensitivity_fd_norm", d.sensitivity_fd_norm);
+    get(j, "sensitivity_fd_difference", d.sensitivity_fd_difference);
+    get(j, "gmres_residual", d.gmres_residual);
+    get(j, "gmres_steps", d.gmres_steps);
+    get_object(j, "init_distance", [&](const json& s) {
+      get(s, "x0_vs_zero", d.x0_vs_zero);
+      get(s, "x0_vs_noise", d.x0_vs_noise);
+      get(s, "zero_vs_noise", d.zero_vs_noise);
+    });
+    r.detail = d;
+  }
+}
+
+void to_json(json& j, const AnalysisSplitReport& r) {
+  const auto& c = r.convergence;
+  const auto& a = r.accuracy;
+  const auto& o = r.overthinking;
+  const auto& d = r.detail;
+  json detail = {{"count", d.count}};
+  if (d.count > 0) {
+    detail["radius"] = {{"median", d.radius_median},
+                        {"max", d.radius_max},
+                        {"fraction_below_1", d.fraction_below_1},
+                        {"fraction_converged", d.fraction_converged}};
+    detail["sensitivity"] = {{"norm", spread(d.sensitivity_norm)},
+                             {"fd_norm", spread(d.sensitivity_fd_norm)},
+                             {"implicit_vs_fd", spread(d.implicit_vs_fd)},
+                             {"implicit_vs_fd_where_radius_below_1", spread(d.implicit_vs_fd_where_radius_below_1)}};
+    detail["init_distance"] = {{"x0_vs_zero", spread(d.x0_vs_zero)},
+                               {"x0_vs_noise", spread(d.x0_vs_noise)},
+                               {"zero_vs_noise", spread(d.zero_vs_noise)}};
+  }
+  j = {{"count", r.count},
+       {"positions", r.positions},
+       {"max_iters", r.max_iters},
+       {"tolerance", r.tolerance},
+       {"convergence",
+        {{"settle", c.settle},
+         {"cycle", c.cycle},
+         {"diverge", c.diverge},
+         {"wander", c.wander},
+         {"first_below", spread(c.first_below)},
+         {"final_step", spread(c.final_step)}}},
+       {"accuracy", {{"iterations", a.iterations}, {"exact", a.exact}, {"per_position", a.per_position}}},
+       {"overthinking",
+        {{"training_iters", o.training_iters},
+         {"exact_at_training_iters", o.exact_at_training_iters},
+         {"best_exact", o.best_exact},
+         {"best_iteration", o.best_iteration},
+         {"exact_at_max_iters", o.exact_at_max_iters}}},
+       {"detail", detail},
+       {"examples", r.examples}};
+}
+
+void from_json(const json& j, AnalysisSplitReport& r) {
+  need_object(j);
+  get(j, "count", r.count);
+  get(j, "positions", r.positions);
+  get(j, "max_iters", r.max_iters);
+  get(j, "tolerance", r.tolerance);
+  get_object(j, "convergence", [&](const json& c) {
+    get(c, "settle", r.convergence.settle);
+    get(c, "cycle", r.convergence.cycle);
+    get(c, "diverge", r.convergence.diverge);
+    get(c, "wander", r.convergence.wander);
+    get(c, "first_below", r.convergence.first_below);
+    get(c, "final_step", r.convergence.final_step);
+  });
+  get_object(j, "accuracy", [&](const json& a) {
+    get(a, "iterations", r.accuracy.iterations);
+    get(a, "exact", r.accuracy.exact);
+    get(a, "per_position", r.accuracy.per_position);
+  });
+  get_object(j, "overthinking", [&](const json& o) {
+    get(o, "training_iters", r.overthinking.training_iters);
+    get(o, "exact_at_training_iters", r.overthinking.exact_at_training_iters);
+    get(o, "best_exact", r.overthinking.best_exact);
+    get(o, "best_iteration", r.overthinking.best_iteration);
+    get(o, "exact_at_max_iters", r.overthinking.exact_at_max_iters);
+  });
+  get_object(j, "detail", [&](const json& d) {
+    auto& out = r.detail;
+    out = AnalysisSplitReport::Detail{};
+    get(d, "count", out.count);
+    if (out.count <= 0) return;
+    get_object(d, "radius", [&](const json& s) {
+      get(s, "median", out.radius_median);
+      get(s, "max", out.radius_max);
+      get(s, "fraction_below_1", out.fraction_below_1);
+      get(s, "fraction_converged", out.fraction_converged);
+    });
+    get_object(d, "sensitivity", [&](const json& s) {
+      get(s, "norm", out.sensitivity_norm);
+      get(s, "fd_norm", out.sensitivity_fd_norm);
+      get(s, "implicit_vs_fd", out.implicit_vs_fd);
+      get(s, "implicit_vs_fd_where_radius_below_1", out.implicit_vs_fd_where_radius_below_1);
+    });
+    get_object(d, "init_distance", [&](const json& s) {
+      get(s, "x0_vs_zero", out.x0_vs_zero);
+      get(s, "x0_vs_noise", out.x0_vs_noise);
+      get(s, "zero_vs_noise", out.zero_vs_noise);
+    });
+  });
+  nested("examples", [&] {
+    const json& e = at(j, "examples");
+    if (!e.is_array()) throw KeyError("", "expected a list, got " + shown(e));
+    r.examples.assign(e.size(), ExampleReport{});
+    for (size_t i = 0; i < e.size(); ++i) nested(std::to_string(i), [&] { from_json(e[i], r.examples[i]); });
+  });
+}
+
+void to_json(json& j, const AnalysisReport& r) {
+  j = {{"schema_version", AnalysisReport::kSchemaVersion},
+       {"weights", r.weights},
+       {"recall_spectral_radius", r.recall_spectral_radius},
+       {"splits", r.splits}};
+}
+
+void from_json(const json& j, AnalysisReport& r) {
+  r.schema_version = read_version<AnalysisReport>(j);
+  get(j, "weights", r.weights);
+  get(j, "recall_spectral_radius", r.recall_spectral_radius);
+  get(j, "splits", r.splits);
+}
+
+// ---- metrics.jsonl ------------------------------------------------------------------------
+
+void to_json(json& j, const EpochMetrics& r) {
+  j = {{"schema_version", EpochMetrics::kSchemaVersion},
+       {"epoch", r.epoch},
+       {"lr", r.lr},
+       {"loss", r.loss},
+       {"train_accuracy", r.train_accuracy},
+       {"val_accuracy", r.val_accuracy},
+       {"val_iters", r.val_iters},
+       {"seconds", r.seconds},
+       {"peak_rss_mib", r.peak_rss_mib}};
+  if (r.val_per_position) j["val_per_position"] = *r.val_per_position;
+}
+
+void from_json(const json& j, EpochMetrics& r) {
+  r.schema_version = read_version<EpochMetrics>(j);
+  get(j, "epoch", r.epoch);
+  get(j, "lr", r.lr);
+  get(j, "loss", r.loss);
+  get(j, "train_accuracy", r.train_accuracy);
+  get(j, "val_accuracy", r.val_accuracy);
+  r.val_per_position.reset();
+  if (j.contains("val_per_position")) {
+    double v = 0;
+    get(j, "val_per_position", v);
+    r.val_per_position = v;
+  }
+  get(j, "val_iters", r.val_iters);
+  get(j, "seconds", r.seconds);
+  get(j, "peak_rss_mib", r.peak_rss_mib);
+}
+
+// ---- files --------------------------------------------------------------------------------
+
+template <typename Report>
+Report read_report(const std::string& path) {
+  const json j = parse(read_file(path), path);
+  try {
+    return j.get<Report>();
+  } catch (const json::exception& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+template <typename Report>
+void write_report(const std::string& path, const Report& report) {
+  write_file_atomic(path, json(report).dump() + "\n");
+}
+
+template EvalReport read_report<EvalReport>(const std::string&);
+template AcceleratedReport read_report<AcceleratedReport>(const std::string&);
+template AnalysisReport read_report<AnalysisReport>(const std::string&);
+template void write_report<EvalReport>(const std::string&, const EvalReport&);
+template void write_report<AcceleratedReport>(const std::string&, const AcceleratedReport&);
+template void write_report<AnalysisReport>(const std::string&, const AnalysisReport&);
+
+std::vector<EpochMetrics> read_metrics(const std::string& path) {
+  const std::string text = read_file(path);
+  // The lines with text, and their numbers (1-based).
+  std::vector<std::pair<size_t, std::string>> lines;
+  size_t start = 0, number = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    ++number;
+    std::string line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") != std::string::npos) lines.emplace_back(number, std::move(line));
+    start = end + 1;
+  }
+  std::vector<EpochMetrics> out;
+  out.reserve(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string where = path + ":" + std::to_string(lines[i].first);
+    json j;
+    try {
+      j = json::parse(lines[i].second);
+    } catch (const json::exception& e) {
+      if (i + 1 == lines.size()) break;  // a torn last line from a kill mid-write: that epoch is redone
+      throw Error(where + ": not valid JSON (" + e.what() + ")");
+    }
+    try {
+      out.push_back(j.get<EpochMetrics>());
+    } catch (const json::exception& e) {
+      throw Error(where + ": " + e.what());
+    }
+  }
+  return out;
+}
+
+void write_metrics(const std::string& path, const std::vector<EpochMetrics>& lines) {
+  std::string text;
+  for (const EpochMetrics& m : lines) text += json(m).dump() + "\n";
+  write_file_atomic(path, text);
+}
+
+}  // namespace looplab

@@ -1,0 +1,169 @@
+// The reports a run folder holds, as structs: eval.json (accuracy against iterations),
+// eval_accelerated.json (early exit / Anderson), analysis.json (the fixed-point analysis) and
+// metrics.jsonl (one line per epoch). The command line writes them, the web lab and sweeps read
+// them; each has a schema_version, and files written before versions existed (no
+// schema_version) still read. No LibTorch here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace looplab {
+
+// ---- eval.json ---------------------------------------------------------------------------
+
+// Per iteration t (the `iterations` listed), averaged over the split's examples.
+struct CurveReport {
+  int64_t count = 0, positions = 0;
+  std::vector<int64_t> iterations;
+  std::vector<double> exact;          // fraction of examples with every position right
+  std::vector<double> per_position;   // fraction of positions right
+  std::vector<double> relative_step;  // mean over examples of ||x_t - x_{t-1}|| / ||x_{t-1}||
+  std::vector<double> unchanged;      // fraction of examples whose answer equals that of t-1
+};
+
+struct EvalReport {
+  static constexpr int kSchemaVersion = 1;
+  int schema_version = kSchemaVersion;
+  std::string weights;
+  int64_t first = 1, last = 1;  // "iters": [first, last]
+  std::map<std::string, CurveReport> splits;
+};
+
+// ---- eval_accelerated.json ------------------------------------------------------------------
+
+struct AcceleratedSplitReport {
+  int64_t count = 0, positions = 0;
+  int64_t block_evaluations = 0, plain_block_evaluations = 0;
+  double mean_evaluations = 0;
+  int64_t max_evaluations = 0;
+  double converged = 0;  // fraction of examples whose relative step fell below the tolerance
+  int64_t rejected = 0;  // Anderson: mixed points rejected by the safeguard
+  double exact = 0, per_position = 0;
+  double seconds = 0;
+};
+
+struct AcceleratedReport {
+  static constexpr int kSchemaVersion = 1;
+  int schema_version = kSchemaVersion;
+  std::string weights;
+  int64_t max_iters = 0;
+  double early_exit = 0;  // the tolerance
+  int64_t anderson = 0;
+  std::map<std::string, AcceleratedSplitReport> splits;
+};
+
+// ---- analysis.json ------------------------------------------------------------------------
+
+struct Spread {
+  double median = 0, max = 0;
+};
+
+// One example of the convergence pass; the Jacobian fields only for the first `detail` ones.
+struct ExampleReport {
+  int64_t index = 0;
+  std::string behaviour;  // settle, cycle, diverge, wander
+  int64_t first_below = -1;
+  double final_step = 0;
+  std::optional<int64_t> period;  // cycles only
+  struct Detail {
+    double radius = 0, eigenvalue_real = 0, eigenvalue_imag = 0, radius_residual = 0;
+    int64_t arnoldi_steps = 0;
+    bool radius_converged = false;
+    double sensitivity_norm = 0, sensitivity_fd_norm = 0, sensitivity_fd_difference = 0;
+    double gmres_residual = 0;
+    int64_t gmres_steps = 0;
+    double x0_vs_zero = 0, x0_vs_noise = 0, zero_vs_noise = 0;
+  };
+  std::optional<Detail> detail;
+};
+
+struct AnalysisSplitReport {
+  int64_t count = 0, positions = 0, max_iters = 0;
+  double tolerance = 0;
+  struct Convergence {
+    double settle = 0, cycle = 0, diverge = 0, wander = 0;
+    Spread first_below, final_step;
+  } convergence;
+  struct Accuracy {
+    std::vector<int64_t> iterations;
+    std::vector<double> exact, per_position;
+  } accuracy;
+  struct Overthinking {
+    int64_t training_iters = 0;
+    double exact_at_training_iters = 0, best_exact = 0;
+    int64_t best_iteration = 0;
+    double exact_at_max_iters = 0;
+  } overthinking;
+  struct Detail {
+    int64_t count = 0;
+    // The rest only when count > 0.
+    double radius_median = 0, radius_max = 0, fraction_below_1 = 0, fraction_converged = 0;
+    Spread sensitivity_norm, sensitivity_fd_norm, implicit_vs_fd, implicit_vs_fd_where_radius_below_1;
+    Spread x0_vs_zero, x0_vs_noise, zero_vs_noise;
+  } detail;
+  std::vector<ExampleReport> examples;
+};
+
+struct AnalysisReport {
+  static constexpr int kSchemaVersion = 1;
+  int schema_version = kSchemaVersion;
+  std::string weights;
+  std::vector<double> recall_spectral_radius;  // rho(Wx) per block; empty without recall
+  std::map<std::string, AnalysisSplitReport> splits;
+};
+
+// ---- metrics.jsonl ------------------------------------------------------------------------
+
+struct EpochMetrics {
+  static constexpr int kSchemaVersion = 1;
+  int schema_version = kSchemaVersion;
+  int64_t epoch = 0;
+  double lr = 0, loss = 0, train_accuracy = 0, val_accuracy = 0;
+  // Absent in files written before it was recorded (such a line is written back without it).
+  std::optional<double> val_per_position;
+  int64_t val_iters = 0;
+  double seconds = 0, peak_rss_mib = 0;
+};
+
+// to_json / from_json of each (nlohmann's conventions, so `json j = report;` and
+// `j.get<EvalReport>()` work). from_json throws nlohmann::json::exception on a missing or
+// ill-typed key (its what() names the key path, e.g. "key 'splits/val/count': missing");
+// read_report below turns that into a looplab::Error naming the file. from_json records the
+// file's schema_version; to_json always writes kSchemaVersion (the keys it writes are the
+// current version's). A double written as NaN or infinity becomes null, which reads as NaN.
+void to_json(nlohmann::json& j, const CurveReport& r);
+void from_json(const nlohmann::json& j, CurveReport& r);
+void to_json(nlohmann::json& j, const EvalReport& r);
+void from_json(const nlohmann::json& j, EvalReport& r);
+void to_json(nlohmann::json& j, const AcceleratedSplitReport& r);
+void from_json(const nlohmann::json& j, AcceleratedSplitReport& r);
+void to_json(nlohmann::json& j, const AcceleratedReport& r);
+void from_json(const nlohmann::json& j, AcceleratedReport& r);
+void to_json(nlohmann::json& j, const ExampleReport& r);
+void from_json(const nlohmann::json& j, ExampleReport& r);
+void to_json(nlohmann::json& j, const AnalysisSplitReport& r);
+void from_json(const nlohmann::json& j, AnalysisSplitReport& r);
+void to_json(nlohmann::json& j, const AnalysisReport& r);
+void from_json(const nlohmann::json& j, AnalysisReport& r);
+void to_json(nlohmann::json& j, const EpochMetrics& r);
+void from_json(const nlohmann::json& j, EpochMetrics& r);
+
+// Reads a report file; a missing, truncated or malformed file, or a schema_version newer than
+// this build knows, is a looplab::Error naming the file (and the key).
+template <typename Report>
+Report read_report(const std::string& path);
+// Writes it atomically (temporary file, then rename), compact JSON and a newline.
+template <typename Report>
+void write_report(const std::string& path, const Report& report);
+
+// metrics.jsonl: every complete line (a torn last line from a kill is dropped).
+std::vector<EpochMetrics> read_metrics(const std::string& path);
+void write_metrics(const std::string& path, const std::vector<EpochMetrics>& lines);
+
+}  // namespace looplab

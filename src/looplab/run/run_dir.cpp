@@ -1,0 +1,75 @@
+#include "looplab/run/run_dir.h"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "looplab/io/atomic_file.h"
+#include "looplab/tasks/registry.h"
+#include "looplab/util/error.h"
+
+namespace looplab {
+
+using json = nlohmann::json;
+
+std::string RunDir::file(const std::string& name) const { return path_ + "/" + name; }
+
+bool RunDir::has(const std::string& name) const {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(file(name), ec);
+}
+
+std::string RunDir::weights(const std::string& which) const {
+  if (which != "best" && which != "latest") throw OptionError("weights", " '" + which + "': expected best or latest");
+  if (which == "best" && has(kBest)) return kBest;
+  return kWeights;
+}
+
+ModelConfig RunDir::config() const { return read_model_config(path_); }
+
+RunSpec RunDir::spec() const {
+  RunSpec s;
+  s.model = config();
+  const std::string path = file(kTraining);
+  json j;
+  try {
+    j = json::parse(read_file(path));
+  } catch (const json::exception& e) {
+    throw Error(path + ": not valid JSON (" + e.what() + ")");
+  }
+  if (!j.is_object() || !j.contains("train") || !j.contains("data"))
+    throw Error(path + ": expected the keys 'train' and 'data'");
+  // schema_version: absent in files from before versions (version 1).
+  if (j.contains("schema_version")) {
+    const json& v = j["schema_version"];
+    if (!v.is_number_integer() || v.get<int64_t>() < 1)
+      throw Error(path + ": key 'schema_version': expected a positive integer, got " + v.dump());
+    if (v.get<int64_t>() > kTrainingSchemaVersion)
+      throw Error(path + ": schema_version " + v.dump() + " is newer than this looplab reads (" +
+                  std::to_string(kTrainingSchemaVersion) + ")");
+  }
+  s.train = train_options_from_json(j["train"], path);
+  s.data = data_options_from_json(j["data"], path);
+  s.data.base_dir = path_;
+  return s;
+}
+
+void RunDir::write_spec(const RunSpec& spec) const {
+  const json j = {{"schema_version", kTrainingSchemaVersion}, {"train", to_json(spec.train)}, {"data", to_json(spec.data)}};
+  write_file_atomic(file(kTraining), j.dump(2) + "\n");
+}
+
+DataOptions RunDir::evaluation_data() const {
+  if (is_training_run()) return spec().data;
+  DataOptions d = task(config().task).default_data();
+  d.base_dir = path_;
+  return d;
+}
+
+int64_t RunDir::training_iters() const { return is_training_run() ? spec().train.max_iters : 30; }
+
+std::vector<EpochMetrics> RunDir::metrics() const {
+  if (!has(kMetrics)) return {};
+  return read_metrics(file(kMetrics));
+}
+
+}  // namespace looplab

@@ -1,0 +1,57 @@
+// A run folder as a type: the names of its files, which weights to load, the run's settings
+// and the data it is evaluated on. A bare model folder (config.json and model.safetensors, as
+// `looplab init` writes) is a run folder without training.json. No LibTorch here (loading the
+// weights is model/model_dir.h's).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "looplab/model/config.h"
+#include "looplab/run/reports.h"
+#include "looplab/run/run_spec.h"
+
+namespace looplab {
+
+class RunDir {
+ public:
+  static constexpr const char* kConfig = "config.json";
+  static constexpr const char* kTraining = "training.json";
+  static constexpr const char* kWeights = "model.safetensors";  // the latest weights
+  static constexpr const char* kBest = "best.safetensors";      // the best val accuracy so far
+  static constexpr const char* kCheckpoint = "checkpoint.safetensors";
+  static constexpr const char* kMetrics = "metrics.jsonl";
+  static constexpr const char* kEval = "eval.json";
+  static constexpr const char* kEvalAccelerated = "eval_accelerated.json";
+  static constexpr const char* kAnalysis = "analysis.json";
+
+  explicit RunDir(std::string path) : path_(std::move(path)) {}
+  const std::string& path() const { return path_; }
+  // path/name
+  std::string file(const std::string& name) const;
+  bool has(const std::string& name) const;  // a regular file of that name exists
+  bool is_training_run() const { return has(kTraining); }
+
+  // The weights file a user means by `which`: "latest" (model.safetensors) or "best"
+  // (best.safetensors, or the latest weights where there is no best, e.g. a bare model
+  // folder). Throws OptionError("weights", ...) for any other name.
+  std::string weights(const std::string& which) const;
+
+  ModelConfig config() const;  // config.json
+  // config.json and training.json; file names inside resolve against this folder.
+  RunSpec spec() const;
+  void write_spec(const RunSpec& spec) const;  // training.json (atomic)
+
+  // The data a model is evaluated on: the run's recorded data, or the task's defaults (SPEC
+  // section 3) for a bare model folder.
+  DataOptions evaluation_data() const;
+  // T, the iterations the model was trained with (30 for a bare model folder).
+  int64_t training_iters() const;
+
+  std::vector<EpochMetrics> metrics() const;  // empty when there is no metrics.jsonl
+
+ private:
+  std::string path_;
+};
+
+}  // namespace looplab

@@ -1,0 +1,81 @@
+#include "looplab/run/run_spec.h"
+
+#include <nlohmann/json.hpp>
+
+#include "looplab/tasks/registry.h"
+#include "looplab/util/error.h"
+
+namespace looplab {
+
+using json = nlohmann::json;
+
+RunSpec preset_spec(const std::string& preset, const std::string& task_name, Recall recall, Norm norm) {
+  const Task& t = task(task_name);
+  const Preset p = t.preset(preset);
+  RunSpec s;
+  s.data = t.default_data();
+  // A count of 0: the task's default_data() count.
+  if (p.train_count > 0) s.data.train_count = p.train_count;
+  if (p.val_count > 0) s.data.val_count = p.val_count;
+  if (p.hard_count > 0) s.data.hard_count = p.hard_count;
+  s.model = default_config(t.name(), recall, norm, p.width);
+  s.model.heads = p.heads;
+  s.train.preset = preset;
+  s.train.epochs = p.epochs;
+  s.train.cooldown_epoch = p.cooldown_epoch;
+  s.train.lr = p.lr;
+  s.train.batch = p.batch;
+  return s;
+}
+
+void check(const RunSpec& s) {
+  const TrainOptions& o = s.train;
+  auto need = [](bool ok, const char* option, const std::string& rest) {
+    if (!ok) throw OptionError(option, rest);
+  };
+  need(o.lr > 0, "lr", " must be positive");
+  need(o.epochs >= 1, "epochs", " must be >= 1");
+  need(o.batch >= 1, "batch", " must be >= 1");
+  need(o.eval_batch >= 1, "eval_batch", " must be >= 1");
+  need(o.max_iters >= 1, "max_iters", " must be >= 1");
+  need(o.alpha >= 0 && o.alpha <= 1, "alpha", " must lie in [0, 1]");
+  need(o.clip > 0, "clip", " must be positive");
+  // The names parse_dtype (runtime.h) accepts; checked here without LibTorch.
+  need(o.dtype == "float32" || o.dtype == "float64" || o.dtype == "bfloat16" || o.dtype == "float16", "dtype",
+       " '" + o.dtype + "': unknown dtype (expected float32, float64, bfloat16 or float16)");
+  validate(s.model);
+}
+
+json to_json(const TrainOptions& o) {
+  return {{"preset", o.preset},       {"lr", o.lr},
+          {"epochs", o.epochs},       {"batch", o.batch},
+          {"seed", o.seed},           {"max_iters", o.max_iters},
+          {"alpha", o.alpha},         {"weight_decay", o.weight_decay},
+          {"clip", o.clip},           {"cooldown_epoch", o.cooldown_epoch},
+          {"eval_batch", o.eval_batch}, {"recompute", o.recompute},
+          {"dtype", o.dtype}};
+}
+
+TrainOptions train_options_from_json(const json& j, const std::string& source) {
+  TrainOptions o;
+  try {
+    o.preset = j.at("preset").get<std::string>();
+    o.lr = j.at("lr").get<double>();
+    o.epochs = j.at("epochs").get<int64_t>();
+    o.batch = j.at("batch").get<int64_t>();
+    o.seed = j.at("seed").get<uint64_t>();
+    o.max_iters = j.at("max_iters").get<int64_t>();
+    o.alpha = j.at("alpha").get<double>();
+    o.weight_decay = j.at("weight_decay").get<double>();
+    o.clip = j.at("clip").get<double>();
+    o.cooldown_epoch = j.at("cooldown_epoch").get<int64_t>();
+    o.eval_batch = j.at("eval_batch").get<int64_t>();
+    o.recompute = j.at("recompute").get<bool>();
+    o.dtype = j.at("dtype").get<std::string>();
+  } catch (const json::exception& e) {
+    throw Error(source + ": training options: " + e.what());
+  }
+  return o;
+}
+
+}  // namespace looplab

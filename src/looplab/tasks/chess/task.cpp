@@ -1,0 +1,195 @@
+// Chess as a looplab task (SPEC section 3): 8x8 boards oriented for the side to move, 12 piece
+// planes, two classes per square (1 on the move's from and to squares), full attention; train
+// and val rated below 1600, hard 1600-2000 (Lichess puzzle files, plain or zstd).
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+
+#include "looplab/tasks/bands.h"
+#include "looplab/tasks/chess/generator.h"
+#include "looplab/tasks/chess/puzzles.h"
+#include "looplab/tasks/task.h"
+#include "looplab/util/error.h"
+#include "looplab/util/progress.h"
+
+namespace looplab {
+
+namespace {
+
+// 12 planes: the six own piece types (P N B R Q K), then the opponent's, of an oriented board.
+void encode_board(const std::array<int8_t, 64>& pieces, float* out) {
+  for (int sq = 0; sq < 64; ++sq) {
+    const int p = pieces[sq];
+    if (p != 0) out[sq * 12 + (chess::color_of(p) == chess::kWhite ? 0 : 6) + chess::type_of(p) - 1] = 1;
+  }
+}
+
+Examples encode(const std::vector<chess::Example>& examples, const std::vector<int64_t>& pick) {
+  Examples e;
+  e.resize(static_cast<int64_t>(pick.size()), 64, 12);
+  for (int64_t i = 0; i < e.count; ++i) {
+    const chess::Example& x = examples[pick[i]];
+    encode_board(x.pieces, e.input(i));
+    e.target(i)[x.from] = 1;
+    e.target(i)[x.to] = 1;
+  }
+  return e;
+}
+
+std::vector<int64_t> all_of(size_t n) {
+  std::vector<int64_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<int64_t>(i);
+  return v;
+}
+
+chess::Board parse(const std::string& fen) {
+  chess::Board b;
+  std::string why;
+  if (!chess::parse_fen(fen, b, why)) throw OptionError("fen", ": " + why);
+  if (chess::legal_moves(b).empty()) throw OptionError("fen", ": the side to move has no legal move");
+  return b;
+}
+
+class Chess : public Task {
+ public:
+  const TaskSpec& spec() const override {
+    static const TaskSpec s{"chess", {8, 8}, 12, 2, false, Decoding::kTopTwoMove, false};
+    return s;
+  }
+
+  DataOptions default_data() const override {
+    DataOptions d = Task::default_data();
+    d.train_count = 40000, d.val_count = 10000, d.hard_count = 10000;
+    return d;
+  }
+
+  Preset preset(const std::string& name) const override {
+    Preset p = Task::preset(name);
+    if (name == "cpu") {
+      // 64 tokens with full attention: the sudoku preset's sizes (docs/presets.md).
+      p.width = 128, p.heads = 4;
+      p.train_count = 4000, p.val_count = 1000, p.hard_count = 1000;
+      p.batch = 100, p.epochs = 25, p.cooldown_epoch = 20;
+    }
+    return p;
+  }
+
+  // Easy (train, val): rating below 1600; hard: 1600-2000. The database is ordered by puzzle id,
+  // effectively random, so the first puzzles of each band are a fair sample; they are shuffled
+  // with the data seed before train and val are cut.
+  Examples load(const DataOptions& s, const std::string& split) const override {
+    s.count(split);  // checks the split's name
+    chess::ReadOptions options;
+    options.skip_bad = s.skip_bad;
+    const std::string& file = s.file(split);
+    if (!file.empty()) {
+      const auto examples = chess::read_lichess(s.resolve(file), options).examples;
+      return encode(examples, all_of(examples.size()));
+    }
+    if (s.data_file.empty())
+      throw Error("chess: no puzzles given (a data file: a Lichess puzzle CSV or .csv.zst, e.g. from `looplab data chess`)");
+    const std::string path = s.resolve(s.data_file);
+    const bool hard = split == "hard";
+    options.min_rating = hard ? 1600 : 0;
+    options.max_rating = hard ? 2000 : 1599;
+    options.limit = hard ? s.hard_count : s.train_count + s.val_count;
+    const std::vector<chess::Example> band = chess::read_lichess(path, options).examples;
+    return encode(band, pick_from_band(all_of(band.size()), s, split, path,
+                                       hard ? "puzzles rated 1600-2000" : "puzzles rated below 1600"));
+  }
+
+  Examples synthetic(int64_t count, int64_t positions, uint64_t seed) const override {
+    Random rng(seed);
+    Examples e;
+    e.resize(count, positions, 12);
+    for (int64_t i = 0; i < count; ++i)
+      for (int64_t c = 0; c < positions; ++c) {
+        e.input(i)[c * 12 + rng.uniform_int(0, 11)] = 1;
+        e.target(i)[c] = rng.uniform_int(0, 1);
+      }
+    return e;
+  }
+
+  Tool generator() const override {
+    return {"chess",
+            "Puzzles from engine analysis of varied self-play, rated by search depth (Lichess format; docs/chess.md)",
+            {{"count", "number of puzzles", "1000"},
+             {"seed", "random seed (the file is the same for any thread count)", "0"},
+             {"depth", "analysis depth: a solution is rated by the depth it is found at", "8"},
+             {"engine", "UCI engine (default: $LOOPLAB_ENGINE, stockfish on PATH, /usr/games/stockfish)", ""},
+             {"out", "CSV file to write", "", Parameter::kValue, true}},
+            [](const Values& v, int threads) {
+              const int64_t count = int_value(v, "count");
+              if (count < 1) throw OptionError("count", " must be >= 1");
+              chess::ChessGeneratorOptions options;
+              options.engine = v.count("engine") ? v.at("engine") : "";
+              options.depth = static_cast<int>(int_value(v, "depth"));
+              options.threads = threads;
+              Progress progress("chess puzzles");
+              const auto rows = chess::generate_chess(count, seed_value(v, "seed"), options, std::ref(progress));
+              const std::string& out = v.at("out");
+              chess::write_lichess(out, rows);
+              int64_t easy = 0, hard = 0;
+              for (const auto& r : rows) (r.rating < 1600 ? easy : r.rating <= 2000 ? hard : easy) += r.rating <= 2000;
+              std::printf("wrote %lld puzzles to %s in %.1f s on %d threads: %lld rated below 1600, %lld rated 1600-2000\n",
+                          static_cast<long long>(count), out.c_str(), progress.seconds(), options.threads,
+                          static_cast<long long>(easy), static_cast<long long>(hard));
+            }};
+  }
+
+  SolveOption solve_option() const override { return {"fen", "chess: the position in which the model must move (FEN)"}; }
+
+  Examples encode_query(const std::string& fen) const override {
+    const chess::Board oriented = chess::orient(parse(fen));
+    std::array<int8_t, 64> pieces;
+    for (int sq = 0; sq < 64; ++sq) pieces[sq] = oriented.squares[sq];
+    Examples e;
+    e.resize(1, 64, 12);
+    encode_board(pieces, e.input(0));
+    return e;
+  }
+
+  // The answer's two squares (the larger class-1 logit first), back in the board's own
+  // orientation; the move goes from the square holding a piece of the side to move, and a
+  // promotion is taken as a queen's.
+  std::string describe_answer(const std::string& fen, const std::vector<int64_t>& answer,
+                              const std::vector<float>& logits, int64_t iters) const override {
+    const chess::Board board = parse(fen);
+    const std::vector<chess::Move> legal = chess::legal_moves(board);
+    std::array<int, 64> map;
+    chess::orient(board, &map);
+    std::array<int, 64> back;
+    for (int sq = 0; sq < 64; ++sq) back[map[sq]] = sq;
+    std::vector<int> squares;
+    for (int sq = 0; sq < 64; ++sq)
+      if (answer[sq] == 1) squares.push_back(sq);
+    std::stable_sort(squares.begin(), squares.end(), [&](int x, int y) { return logits[x * 2 + 1] > logits[y * 2 + 1]; });
+    if (squares.size() != 2) throw Error("chess: the answer marks " + std::to_string(squares.size()) + " squares, not 2");
+    const int a = back[squares[0]], b = back[squares[1]];
+    auto find = [&](int from, int to) -> const chess::Move* {
+      for (const chess::Move& m : legal)
+        if (m.from == from && m.to == to && (m.promotion == chess::kNone || m.promotion == chess::kQueen)) return &m;
+      return nullptr;
+    };
+    const chess::Move* move = find(a, b);
+    if (!move) move = find(b, a);
+    auto own = [&](int sq) { return board.squares[sq] != 0 && chess::color_of(board.squares[sq]) == board.side; };
+    const int from = move ? move->from : own(b) && !own(a) ? b : a, to = from == a ? b : a;
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "position: %s (%s to move, %zu legal moves)\nmodel's move after %lld iterations: %s\nlegal: %s\n",
+                  chess::to_fen(board).c_str(), board.side == chess::kWhite ? "white" : "black", legal.size(),
+                  static_cast<long long>(iters),
+                  move ? chess::to_uci(*move).c_str() : (chess::square_name(from) + chess::square_name(to)).c_str(),
+                  move ? "yes" : "no");
+    return buf;
+  }
+};
+
+}  // namespace
+
+const Task& chess_task() {
+  static const Chess t;
+  return t;
+}
+
+}  // namespace looplab

@@ -1,0 +1,271 @@
+// Sudoku as a looplab task (SPEC section 3): 9x9 grids, 10 input channels (one-hot, channel 0 =
+// blank), 10 classes per cell (the answer's digit), full attention; train and val from the easy
+// band of one rated file, hard from the hard band (80th percentile of the rating).
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <sstream>
+
+#include "looplab/io/atomic_file.h"
+#include "looplab/tasks/bands.h"
+#include "looplab/tasks/sudoku/dataset.h"
+#include "looplab/tasks/sudoku/solver.h"
+#include "looplab/tasks/task.h"
+#include "looplab/util/error.h"
+#include "looplab/util/progress.h"
+
+namespace looplab {
+
+namespace {
+
+constexpr const char* kPoolFile = "sudoku.csv";
+
+// One-hot over 10 channels (channel 0 = blank), target = the answer's digit.
+void encode_grid(const sudoku::Grid& question, float* out) {
+  for (int c = 0; c < 81; ++c) out[c * 10 + question[c]] = 1;
+}
+
+Examples encode(const std::vector<sudoku::Puzzle>& puzzles, const std::vector<int64_t>& pick) {
+  Examples e;
+  e.resize(static_cast<int64_t>(pick.size()), 81, 10);
+  for (int64_t i = 0; i < e.count; ++i) {
+    const sudoku::Puzzle& p = puzzles[pick[i]];
+    encode_grid(p.question, e.input(i));
+    for (int c = 0; c < 81; ++c) e.target(i)[c] = p.answer[c];
+  }
+  return e;
+}
+
+// --- looplab sudoku solve | stats ---------------------------------------------------------
+
+struct Numbered {
+  int64_t line;
+  sudoku::Grid question;
+  bool has_answer = false;
+  sudoku::Grid answer{};
+};
+
+// A sudoku-extreme CSV (recognised by its header) or one 81-character puzzle per line
+// ('#' starts a comment line).
+std::vector<Numbered> read_puzzles(const std::string& path, bool skip_bad) {
+  const std::string text = read_file(path);
+  std::vector<Numbered> out;
+  if (text.rfind("source,", 0) == 0 || text.find(",question,") != std::string::npos) {
+    const sudoku::Dataset d = sudoku::read_csv(path, skip_bad);
+    int64_t row = 1;
+    for (const auto& p : d.puzzles) out.push_back({++row, p.question, true, p.answer});
+    return out;
+  }
+  std::istringstream in(text);
+  std::string line;
+  for (int64_t n = 1; std::getline(in, line); ++n) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    sudoku::Grid g{};
+    std::string why;
+    if (!sudoku::parse_grid(line, g, why)) {
+      if (skip_bad) continue;
+      throw Error(path + ":" + std::to_string(n) + ": " + why);
+    }
+    out.push_back({n, g});
+  }
+  if (out.empty()) throw Error(path + ": no puzzles");
+  return out;
+}
+
+void solve_file(const std::string& file, bool skip_bad, bool pretty) {
+  const auto puzzles = read_puzzles(file, skip_bad);
+  const auto start = std::chrono::steady_clock::now();
+  int64_t unique = 0, none = 0, multiple = 0, disagree = 0;
+  for (const Numbered& p : puzzles) {
+    const sudoku::SolveResult r = sudoku::solve(p.question, 2);
+    const char* verdict = r.solutions == 0 ? "no solution" : r.solutions == 1 ? "unique" : "several solutions";
+    (r.solutions == 0 ? none : r.solutions == 1 ? unique : multiple) += 1;
+    std::string extra;
+    if (p.has_answer && r.solutions >= 1 && r.solution != p.answer) {
+      ++disagree;
+      extra = " (differs from the file's answer)";
+    }
+    std::printf("line %lld: %s  backtracks %lld  %s%s\n", static_cast<long long>(p.line),
+                r.solutions ? sudoku::to_string(r.solution).c_str() : std::string(81, '-').c_str(),
+                static_cast<long long>(r.backtracks), verdict, extra.c_str());
+    if (pretty && r.solutions) std::printf("%s\n", sudoku::to_pretty(r.solution).c_str());
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("%zu puzzles: %lld unique, %lld with several solutions, %lld without; %.0f puzzles per second\n",
+              puzzles.size(), static_cast<long long>(unique), static_cast<long long>(multiple),
+              static_cast<long long>(none), s > 0 ? puzzles.size() / s : 0.0);
+  if (disagree) throw Error(file + ": " + std::to_string(disagree) + " solutions differ from the file's answers");
+}
+
+class Sudoku : public Task {
+ public:
+  const TaskSpec& spec() const override {
+    static const TaskSpec s{"sudoku", {9, 9}, 10, 10, false, Decoding::kArgmax, false};
+    return s;
+  }
+
+  DataOptions default_data() const override {
+    DataOptions d = Task::default_data();
+    d.train_count = 40000, d.val_count = 10000, d.hard_count = 10000;
+    return d;
+  }
+
+  Preset preset(const std::string& name) const override {
+    Preset p = Task::preset(name);
+    if (name == "cpu") {
+      // 81 tokens with full attention cost ~3x a prefix-sums example: a smaller set, batch 100,
+      // width 128 (docs/presets.md, sudoku experiments 1-2).
+      p.width = 128, p.heads = 4;
+      p.train_count = 4000, p.val_count = 1000, p.hard_count = 1000;
+      p.batch = 100, p.epochs = 25, p.cooldown_epoch = 20;
+    }
+    return p;
+  }
+
+  Examples load(const DataOptions& s, const std::string& split) const override {
+    s.count(split);  // checks the split's name
+    const std::string& file = s.file(split);
+    if (!file.empty()) {  // a file for this split alone: all its puzzles
+      const sudoku::Dataset d = sudoku::read_csv(s.resolve(file), s.skip_bad);
+      std::vector<int64_t> all(d.puzzles.size());
+      for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+      return encode(d.puzzles, all);
+    }
+    if (s.data_file.empty())
+      throw Error("sudoku: no puzzles given (a data file of rated puzzles, or a file for the " + split +
+                  " split; a new run makes a pool)");
+    const std::string path = s.resolve(s.data_file);
+    const sudoku::Dataset d = sudoku::read_csv(path, s.skip_bad);
+    const sudoku::RatingSplit bands = sudoku::split_by_rating(d.puzzles);
+    const bool hard = split == "hard";
+    const std::string band = (hard ? "hard puzzles (rating >= " : "easy puzzles (rating < ") + std::to_string(bands.cut) + ")";
+    return encode(d.puzzles, pick_from_band(hard ? bands.hard : bands.easy, s, split, path, band));
+  }
+
+  // Without a file: a pool generated from the data seed into the run folder, large enough for
+  // the requested split sizes (easy is 80% of the pool, hard 20%, a little more with ties at the
+  // cut; 5% to spare).
+  void prepare(DataOptions& s, const std::string& dir, int threads) const override {
+    if (!s.data_file.empty()) return;
+    if (!s.train_file.empty() && !s.val_file.empty() && !s.hard_file.empty()) return;
+    const auto need = static_cast<int64_t>(
+        std::ceil(1.05 * std::max(static_cast<double>(s.train_count + s.val_count) / 0.8, s.hard_count / 0.2)));
+    sudoku::GeneratorOptions options;
+    options.threads = threads;
+    Progress progress("sudoku pool");
+    const auto puzzles = sudoku::generate(need, s.seed, options, std::ref(progress));
+    sudoku::write_csv((std::filesystem::path(dir) / kPoolFile).string(), puzzles);
+    s.data_file = kPoolFile;
+    s.base_dir = dir;
+  }
+
+  Examples synthetic(int64_t count, int64_t positions, uint64_t seed) const override {
+    Random rng(seed);
+    Examples e;
+    e.resize(count, positions, 10);
+    for (int64_t i = 0; i < count; ++i)
+      for (int64_t c = 0; c < positions; ++c) {
+        e.input(i)[c * 10 + rng.uniform_int(0, 9)] = 1;
+        e.target(i)[c] = rng.uniform_int(0, 9);
+      }
+    return e;
+  }
+
+  Tool generator() const override {
+    return {"sudoku",
+            "Minimal puzzles with unique solutions, rated by solver backtracks (sudoku-extreme format)",
+            {{"count", "number of puzzles", "60000"},
+             {"seed", "random seed (the file is the same for any thread count)", "0"},
+             {"selection", "make every puzzle the hardest of K minimal ones (default: the mixture of docs/sudoku.md)", "0"},
+             {"out", "CSV file to write", "", Parameter::kValue, true}},
+            [](const Values& v, int threads) {
+              const int64_t count = int_value(v, "count"), selection = int_value(v, "selection");
+              if (count < 1) throw OptionError("count", " must be >= 1");
+              sudoku::GeneratorOptions options;
+              if (selection != 0) {
+                if (selection < 1) throw OptionError("selection", " must be >= 1");
+                options.sources = {{"looplab-select" + std::to_string(selection), static_cast<int>(selection), 100}};
+              }
+              options.threads = threads;
+              Progress progress("sudoku puzzles");
+              const auto puzzles = sudoku::generate(count, seed_value(v, "seed"), options, std::ref(progress));
+              const std::string& out = v.at("out");
+              sudoku::write_csv(out, puzzles);
+              std::printf("wrote %lld puzzles to %s in %.1f s on %d threads\n", static_cast<long long>(count),
+                          out.c_str(), progress.seconds(), options.threads);
+              std::cout << sudoku::rating_report(puzzles);
+            }};
+  }
+
+  std::vector<Tool> tools() const override {
+    return {{"solve",
+             "Solve every puzzle of a file; print each solution and its backtracks",
+             {{"FILE", "81-character lines, or a CSV with header source,question,answer,rating", "", Parameter::kPositional, true},
+              {"skip-bad", "count and skip bad rows instead of stopping at the first", "", Parameter::kFlag},
+              {"pretty", "print each solution as a 9x9 grid", "", Parameter::kFlag}},
+             [](const Values& v, int) { solve_file(v.at("FILE"), flag_value(v, "skip-bad"), flag_value(v, "pretty")); }},
+            {"stats",
+             "Rating percentiles and the 80th-percentile easy/hard split of a CSV",
+             {{"FILE", "CSV with header source,question,answer,rating", "", Parameter::kPositional, true},
+              {"skip-bad", "count and skip bad rows", "", Parameter::kFlag}},
+             [](const Values& v, int) {
+               const sudoku::Dataset d = sudoku::read_csv(v.at("FILE"), flag_value(v, "skip-bad"));
+               if (d.skipped) std::printf("skipped %lld bad rows\n", static_cast<long long>(d.skipped));
+               std::cout << sudoku::rating_report(d.puzzles);
+             }}};
+  }
+  std::string tools_help() const override { return "The backtrack-counting sudoku solver and puzzle statistics"; }
+
+  SolveOption solve_option() const override { return {"puzzle", "sudoku: 81 characters, '.' or '0' for a blank"}; }
+
+  Examples encode_query(const std::string& text) const override {
+    Examples e;
+    e.resize(1, 81, 10);
+    encode_grid(parse(text), e.input(0));
+    return e;
+  }
+
+  std::string describe_answer(const std::string& text, const std::vector<int64_t>& classes, const std::vector<float>&,
+                              int64_t iters) const override {
+    const sudoku::Grid question = parse(text);
+    sudoku::Grid answer{};
+    for (int c = 0; c < 81; ++c) answer[c] = static_cast<uint8_t>(classes[c]);
+    std::string why;
+    const bool valid = sudoku::is_solution_of(question, answer, &why);
+    const sudoku::SolveResult solver = sudoku::solve(question, 2);
+    int wrong = 0;
+    for (int c = 0; c < 81; ++c) wrong += solver.solutions >= 1 && answer[c] != solver.solution[c];
+    char buf[256];
+    std::string out;
+    std::snprintf(buf, sizeof buf, "puzzle (%d clues; the solver needs %lld backtracks%s):\n", sudoku::clue_count(question),
+                  static_cast<long long>(solver.backtracks),
+                  solver.solutions == 0 ? ", no solution" : solver.solutions > 1 ? ", several solutions" : "");
+    out += buf + sudoku::to_pretty(question) + "\n";
+    std::snprintf(buf, sizeof buf, "model's answer after %lld iterations:\n", static_cast<long long>(iters));
+    out += buf + sudoku::to_pretty(answer) + "\n";
+    out += std::string("valid solution: ") + (valid ? "yes" : "no (" + why + ")") + "\n";
+    if (solver.solutions == 1) out += "cells differing from the solver's solution: " + std::to_string(wrong) + " of 81\n";
+    return out;
+  }
+
+ private:
+  static sudoku::Grid parse(const std::string& text) {
+    sudoku::Grid g{};
+    std::string why;
+    if (!sudoku::parse_grid(text, g, why)) throw OptionError("puzzle", ": " + why);
+    return g;
+  }
+};
+
+}  // namespace
+
+const Task& sudoku_task() {
+  static const Sudoku t;
+  return t;
+}
+
+}  // namespace looplab

@@ -1,0 +1,140 @@
+#include "looplab/tasks/task.h"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "looplab/util/error.h"
+
+namespace looplab {
+
+namespace {
+
+int split_index(const std::string& split) {
+  if (split == "train") return 0;
+  if (split == "val") return 1;
+  if (split == "hard") return 2;
+  throw Error("unknown split '" + split + "' (expected train, val or hard)");
+}
+
+}  // namespace
+
+int64_t DataOptions::count(const std::string& split) const {
+  const int i = split_index(split);
+  return i == 0 ? train_count : i == 1 ? val_count : hard_count;
+}
+
+const std::string& DataOptions::file(const std::string& split) const {
+  const int i = split_index(split);
+  return i == 0 ? train_file : i == 1 ? val_file : hard_file;
+}
+
+void DataOptions::set_count(const std::string& split, int64_t n) {
+  const int i = split_index(split);
+  (i == 0 ? train_count : i == 1 ? val_count : hard_count) = n;
+}
+
+std::string DataOptions::resolve(const std::string& f) const {
+  if (f.empty() || base_dir.empty() || std::filesystem::path(f).is_absolute()) return f;
+  return (std::filesystem::path(base_dir) / f).string();
+}
+
+nlohmann::json to_json(const DataOptions& s) {
+  return {{"task", s.task},           {"train_count", s.train_count}, {"val_count", s.val_count},
+          {"hard_count", s.hard_count}, {"train_bits", s.train_bits},   {"hard_bits", s.hard_bits},
+          {"seed", s.seed},           {"train_file", s.train_file},   {"val_file", s.val_file},
+          {"hard_file", s.hard_file}, {"data_file", s.data_file},     {"skip_bad", s.skip_bad}};
+}
+
+DataOptions data_options_from_json(const nlohmann::json& j, const std::string& source) {
+  DataOptions s;
+  try {
+    s.task = j.at("task").get<std::string>();
+    s.train_count = j.at("train_count").get<int64_t>();
+    s.val_count = j.at("val_count").get<int64_t>();
+    s.hard_count = j.at("hard_count").get<int64_t>();
+    s.train_bits = j.at("train_bits").get<int64_t>();
+    s.hard_bits = j.at("hard_bits").get<int64_t>();
+    s.seed = j.at("seed").get<uint64_t>();
+    s.train_file = j.value("train_file", "");
+    s.val_file = j.value("val_file", "");
+    s.hard_file = j.value("hard_file", "");
+    s.data_file = j.value("data_file", "");
+    s.skip_bad = j.value("skip_bad", false);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(source + ": data settings: " + e.what());
+  }
+  return s;
+}
+
+void Examples::resize(int64_t n, int64_t p, int64_t c) {
+  count = n, positions = p, channels = c;
+  inputs.assign(static_cast<size_t>(n * p * c), 0.0f);
+  targets.assign(static_cast<size_t>(n * p), 0);
+}
+
+DataOptions Task::default_data() const {
+  DataOptions d;
+  d.task = name();
+  return d;
+}
+
+Preset Task::preset(const std::string& name) const {
+  Preset p;  // the paper's sizes (B.1): width 256, 8 heads, batch 500, 100 epochs
+  if (name == "paper") return p;
+  if (name == "cpu") {
+    // Chosen for 2 cores (docs/presets.md): width 64 with 4 heads, as SPEC's small-scale sketch.
+    p.width = 64, p.heads = 4, p.epochs = 60, p.cooldown_epoch = 50;
+    return p;
+  }
+  throw Error("unknown preset '" + name + "' (expected paper or cpu)");
+}
+
+void Task::prepare(DataOptions&, const std::string&, int) const {}
+
+Examples Task::encode_query(const std::string&) const { throw Error(name() + ": no solve query"); }
+
+std::string Task::describe_answer(const std::string&, const std::vector<int64_t>&, const std::vector<float>&,
+                                  int64_t) const {
+  return "";
+}
+
+namespace {
+
+const std::string& value_of(const Values& v, const std::string& name) {
+  auto it = v.find(name);
+  if (it == v.end()) throw OptionError(name, " is required");
+  return it->second;
+}
+
+}  // namespace
+
+int64_t int_value(const Values& v, const std::string& name) {
+  const std::string& s = value_of(v, name);
+  try {
+    size_t used = 0;
+    const long long x = std::stoll(s, &used);
+    if (used == s.size()) return x;
+  } catch (const std::logic_error&) {
+  }
+  throw OptionError(name, " '" + s + "': expected an integer");
+}
+
+uint64_t seed_value(const Values& v, const std::string& name) {
+  const std::string& s = value_of(v, name);
+  try {
+    size_t used = 0;
+    if (!s.empty() && s[0] != '-') {
+      const unsigned long long x = std::stoull(s, &used);
+      if (used == s.size()) return x;
+    }
+  } catch (const std::logic_error&) {
+  }
+  throw OptionError(name, " '" + s + "': expected a non-negative integer");
+}
+
+bool flag_value(const Values& v, const std::string& name) {
+  auto it = v.find(name);
+  return it != v.end() && it->second == "true";
+}
+
+}  // namespace looplab

@@ -1,0 +1,21 @@
+// Small numeric helpers shared by the illustrations, the geometry and the reports. No LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace looplab {
+
+// n evenly spaced values from a to b inclusive, as numpy.linspace: step (b - a) / (n - 1), the
+// last value exactly b; n = 1 gives {a}, n = 0 nothing.
+inline std::vector<double> linspace(double a, double b, int64_t n) {
+  std::vector<double> v(n > 0 ? n : 0);
+  if (n == 1) v[0] = a;
+  if (n < 2) return v;
+  const double step = (b - a) / static_cast<double>(n - 1);
+  for (int64_t i = 0; i < n; ++i) v[i] = a + static_cast<double>(i) * step;
+  v[n - 1] = b;
+  return v;
+}
+
+}  // namespace looplab
