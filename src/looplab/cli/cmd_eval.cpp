@@ -27,49 +27,8 @@ struct Options {
   bool json = false;
 };
 
-// "a:b" or "b" (meaning 1:b).
-std::pair<int64_t, int64_t> parse_range(const std::string& s) {
-  long long lo = 1, hi = 0;
-  char rest = 0;
-  const bool ok = s.find(':') == std::string::npos ? std::sscanf(s.c_str(), "%lld%c", &hi, &rest) == 1
-                                                   : std::sscanf(s.c_str(), "%lld:%lld%c", &lo, &hi, &rest) == 2;
-  if (!ok || lo < 1 || hi < lo) throw Error("--iters '" + s + "': expected FIRST:LAST with 1 <= FIRST <= LAST, e.g. 1:500");
-  return {lo, hi};
-}
-
-void print_curves(const EvalReport& r, const std::vector<std::string>& order) {
-  std::vector<int64_t> rows;
-  for (int64_t t : {1, 5, 10, 30, 50, 100, 200, 300, 500})
-    if (t >= r.first && t <= r.last) rows.push_back(t);
-  if (rows.empty() || rows.back() != r.last) rows.push_back(r.last);
-  for (const std::string& name : order) {
-    const CurveReport& c = r.splits.at(name);
-    std::printf("%s (%lld examples, %lld positions)\n", name.c_str(), static_cast<long long>(c.count),
-                static_cast<long long>(c.positions));
-    std::printf("  %6s %9s %12s %14s %11s\n", "iters", "exact %", "position %", "relative step", "unchanged %");
-    for (int64_t t : rows) {
-      const size_t i = static_cast<size_t>(t - r.first);
-      std::printf("  %6lld %9.2f %12.2f %14.3e %11.2f\n", static_cast<long long>(t), 100 * c.exact[i],
-                  100 * c.per_position[i], c.relative_step[i], 100 * c.unchanged[i]);
-    }
-  }
-}
-
-void print_accelerated(const AcceleratedReport& r, const std::vector<std::string>& order) {
-  std::printf("%-6s %8s %10s %14s %12s %9s %12s %11s %9s\n", "split", "examples", "positions", "block evals",
-              "evals/ex.", "max", "converged %", "exact %", "seconds");
-  for (const std::string& name : order) {
-    const AcceleratedSplitReport& e = r.splits.at(name);
-    std::printf("%-6s %8lld %10lld %14lld %12.1f %9lld %12.2f %11.2f %9.2f\n", name.c_str(),
-                static_cast<long long>(e.count), static_cast<long long>(e.positions),
-                static_cast<long long>(e.block_evaluations), e.mean_evaluations,
-                static_cast<long long>(e.max_evaluations), 100 * e.converged, 100 * e.exact, e.seconds);
-  }
-  std::printf("(plain iteration: %lld block evaluations per example)\n", static_cast<long long>(r.max_iters));
-}
-
 void run(const Options& o) {
-  const auto [first, last] = parse_range(o.iters);
+  const auto [first, last] = parse_range(o.iters, "iters");
   if (o.batch < 1 || o.count < 0) throw Error("--batch must be >= 1 and --count >= 0");
   if (o.early_exit < 0 || o.anderson < 0) throw Error("--early-exit and --anderson must be >= 0");
   const RunDir run(o.dir);
@@ -105,7 +64,7 @@ void run(const Options& o) {
     std::cout << (accelerated ? nlohmann::json(fast) : nlohmann::json(plain)).dump(2) << "\n";
     return;
   }
-  if (accelerated) print_accelerated(fast, order); else print_curves(plain, order);
+  std::cout << (accelerated ? to_text(fast, order) : to_text(plain, order));
   std::printf("wrote %s\n", file.c_str());
 }
 

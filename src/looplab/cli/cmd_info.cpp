@@ -47,18 +47,7 @@ Command add_info(CLI::App& parent) {
               std::cout << j.dump(2) << "\n";
               return;
             }
-            std::ostringstream grid;
-            for (size_t i = 0; i < c.grid.size(); ++i) grid << (i ? "x" : "") << c.grid[i];
-            std::cout << "task        " << c.task << " (grid " << grid.str() << (c.grid.size() == 1 ? ", any length" : "")
-                      << ", " << c.in_channels << " in / " << c.out_channels << " out channels)\n"
-                      << "recall      " << to_string(c.recall) << "\n"
-                      << "norm        " << to_string(c.norm)
-                      << (has_outer_normalization(c.norm) ? " (outer normalization)" : " (no outer normalization)") << "\n"
-                      << "width       " << c.width << ", " << c.heads << " heads of " << c.head_dim() << ", MLP hidden "
-                      << c.mlp_ratio * c.width << ", " << c.blocks << " block(s) per iteration\n"
-                      << "attention   "
-                      << (c.local_attention ? "neighbourhood, window " + std::to_string(c.window) : std::string("full"))
-                      << ", " << c.spatial_dims() << "-D RoPE, QK-norm\n"
+            std::cout << describe(c)
                       << "parameters  " << with_commas(total) << "\n";
             for (const auto& [name, n] : breakdown.items())
               std::cout << "  " << std::left << std::setw(14) << name << std::right << std::setw(12)

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "looplab/cli/commands.h"
+#include "looplab/run/run_dir.h"
 #include "looplab/runtime.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/train/trainer.h"
@@ -37,9 +38,7 @@ Command add_train(CLI::App& parent) {
   app->add_option("--norm", o->norm, "pre, peri, post or gru")->capture_default_str()->check(norm_name());
   app->add_option("--preset", o->preset, "paper (the paper's sizes) or cpu (for 2 cores)")
       ->capture_default_str()
-      ->check(CLI::Validator(
-          [](std::string& v) { return v == "paper" || v == "cpu" ? "" : "unknown preset '" + v + "' (expected paper or cpu)"; },
-          "PRESET"));
+      ->check(checked("PRESET", [](const std::string& v) { all_tasks().front()->preset(v); }, {"paper", "cpu"}));
   app->add_option("--out", o->out, "run directory to create");
   app->add_option("--resume", o->resume, "run directory to continue");
   app->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
@@ -99,6 +98,8 @@ Command add_train(CLI::App& parent) {
               return;
             }
             if (o->out.empty()) throw Error("--out DIR is required (or --resume DIR)");
+            if (RunDir(o->out).has(RunDir::kCheckpoint))
+              throw Error(o->out + ": already holds a run (use --resume " + o->out + " to continue it)");
             RunSpec spec = preset_spec(o->preset, o->task, parse_recall(o->recall), parse_norm(o->norm));
             for (const auto& [name, apply] : o->overrides) apply(spec);
             spec.train.recompute = o->recompute;

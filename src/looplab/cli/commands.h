@@ -48,6 +48,8 @@ ModelConfig model_config(const ModelOptions& o);  // validated; throws looplab::
 
 // Validators that report a bad value at parse time, before any missing option, with the
 // library's own message (and the nearest valid value).
+CLI::Validator checked(const std::string& what, std::function<void(const std::string&)> parse,
+                       std::vector<std::string> names);
 CLI::Validator task_name();
 CLI::Validator recall_name();
 CLI::Validator norm_name();

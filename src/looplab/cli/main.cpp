@@ -13,11 +13,9 @@ namespace looplab::cli {
 
 std::string default_task() { return all_tasks().front()->name(); }
 
-namespace {
-
 // A CLI11 check from a library parser: its message, and the nearest valid name.
-CLI::Validator named(const std::string& what, std::function<void(const std::string&)> parse,
-                     std::vector<std::string> names) {
+CLI::Validator checked(const std::string& what, std::function<void(const std::string&)> parse,
+                       std::vector<std::string> names) {
   return CLI::Validator(
       [parse, names](std::string& v) {
         try {
@@ -31,18 +29,16 @@ CLI::Validator named(const std::string& what, std::function<void(const std::stri
       what);
 }
 
-}  // namespace
-
 CLI::Validator task_name() {
   std::vector<std::string> names;
   for (const Task* t : all_tasks()) names.push_back(t->name());
-  return named("TASK", [](const std::string& v) { task(v); }, names);
+  return checked("TASK", [](const std::string& v) { task(v); }, names);
 }
 CLI::Validator recall_name() {
-  return named("RECALL", [](const std::string& v) { parse_recall(v); }, {"none", "external", "internal", "fixed"});
+  return checked("RECALL", [](const std::string& v) { parse_recall(v); }, {"none", "external", "internal", "fixed"});
 }
 CLI::Validator norm_name() {
-  return named("NORM", [](const std::string& v) { parse_norm(v); }, {"pre", "peri", "post", "gru"});
+  return checked("NORM", [](const std::string& v) { parse_norm(v); }, {"pre", "peri", "post", "gru"});
 }
 
 void add_model_options(CLI::App* app, ModelOptions& o) {

@@ -343,7 +343,7 @@ nlohmann::json run(const std::string& name, const Settings& settings) {
 
 std::pair<std::string, std::string> parse_setting(const std::string& text) {
   const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0) throw Error("explore: --set wants PARAM=VALUE, got '" + text + "'");
+  if (eq == std::string::npos || eq == 0) throw Error("explore: expected PARAM=VALUE, got '" + text + "'");
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 

@@ -193,4 +193,18 @@ ModelConfig read_model_config(const std::string& dir) {
   return config_from_json(j, path);
 }
 
+std::string describe(const ModelConfig& c) {
+  std::string grid;
+  for (size_t i = 0; i < c.grid.size(); ++i) grid += (i ? "x" : "") + std::to_string(c.grid[i]);
+  return "task        " + c.task + " (grid " + grid + (c.grid.size() == 1 ? ", any length" : "") + ", " +
+         std::to_string(c.in_channels) + " in / " + std::to_string(c.out_channels) + " out channels)\n" +
+         "recall      " + to_string(c.recall) + "\n" + "norm        " + to_string(c.norm) +
+         (has_outer_normalization(c.norm) ? " (outer normalization)" : " (no outer normalization)") + "\n" +
+         "width       " + std::to_string(c.width) + ", " + std::to_string(c.heads) + " heads of " +
+         std::to_string(c.head_dim()) + ", MLP hidden " + std::to_string(c.mlp_ratio * c.width) + ", " +
+         std::to_string(c.blocks) + " block(s) per iteration\n" + "attention   " +
+         (c.local_attention ? "neighbourhood, window " + std::to_string(c.window) : std::string("full")) + ", " +
+         std::to_string(c.spatial_dims()) + "-D RoPE, QK-norm\n";
+}
+
 }  // namespace looplab

@@ -50,6 +50,10 @@ struct ModelConfig {
 // The paper's configuration of a task (SPEC sections 1 and 3) at the given width.
 ModelConfig default_config(const std::string& task, Recall recall, Norm norm, int64_t width = 256);
 
+// The architecture in words, one line per aspect (task, recall, norm, width, attention), as
+// `looplab info` prints it.
+std::string describe(const ModelConfig& c);
+
 // Throws looplab::Error naming the field when the values cannot make a model.
 void validate(const ModelConfig& c);
 

@@ -1,5 +1,7 @@
 #include "looplab/run/reports.h"
 
+#include <cstdio>
+
 #include <cmath>
 #include <limits>
 
@@ -516,6 +518,47 @@ void write_metrics(const std::string& path, const std::vector<EpochMetrics>& lin
   std::string text;
   for (const EpochMetrics& m : lines) text += json(m).dump() + "\n";
   write_file_atomic(path, text);
+}
+
+std::string to_text(const EvalReport& r, const std::vector<std::string>& order) {
+  std::vector<int64_t> rows;
+  for (int64_t t : {1, 5, 10, 30, 50, 100, 200, 300, 500})
+    if (t >= r.first && t <= r.last) rows.push_back(t);
+  if (rows.empty() || rows.back() != r.last) rows.push_back(r.last);
+  std::string out;
+  char buf[256];
+  for (const std::string& name : order) {
+    const CurveReport& c = r.splits.at(name);
+    std::snprintf(buf, sizeof buf, "%s (%lld examples, %lld positions)\n  %6s %9s %12s %14s %11s\n", name.c_str(),
+                  static_cast<long long>(c.count), static_cast<long long>(c.positions), "iters", "exact %",
+                  "position %", "relative step", "unchanged %");
+    out += buf;
+    for (int64_t t : rows) {
+      const size_t i = static_cast<size_t>(t - r.first);
+      std::snprintf(buf, sizeof buf, "  %6lld %9.2f %12.2f %14.3e %11.2f\n", static_cast<long long>(t), 100 * c.exact[i],
+                    100 * c.per_position[i], c.relative_step[i], 100 * c.unchanged[i]);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+std::string to_text(const AcceleratedReport& r, const std::vector<std::string>& order) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%-6s %8s %10s %14s %12s %9s %12s %11s %9s\n", "split", "examples", "positions",
+                "block evals", "evals/ex.", "max", "converged %", "exact %", "seconds");
+  std::string out = buf;
+  for (const std::string& name : order) {
+    const AcceleratedSplitReport& e = r.splits.at(name);
+    std::snprintf(buf, sizeof buf, "%-6s %8lld %10lld %14lld %12.1f %9lld %12.2f %11.2f %9.2f\n", name.c_str(),
+                  static_cast<long long>(e.count), static_cast<long long>(e.positions),
+                  static_cast<long long>(e.block_evaluations), e.mean_evaluations,
+                  static_cast<long long>(e.max_evaluations), 100 * e.converged, 100 * e.exact, e.seconds);
+    out += buf;
+  }
+  std::snprintf(buf, sizeof buf, "(plain iteration: %lld block evaluations per example)\n",
+                static_cast<long long>(r.max_iters));
+  return out + buf;
 }
 
 }  // namespace looplab

@@ -162,6 +162,10 @@ Report read_report(const std::string& path);
 template <typename Report>
 void write_report(const std::string& path, const Report& report);
 
+// The reports as tables for a terminal, splits in the given order (`looplab eval`).
+std::string to_text(const EvalReport& r, const std::vector<std::string>& order);
+std::string to_text(const AcceleratedReport& r, const std::vector<std::string>& order);
+
 // metrics.jsonl: every complete line (a torn last line from a kill is dropped).
 std::vector<EpochMetrics> read_metrics(const std::string& path);
 void write_metrics(const std::string& path, const std::vector<EpochMetrics>& lines);

@@ -1,5 +1,8 @@
 #include "looplab/serve/api.h"
 
+#include "looplab/run/reports.h"
+#include "looplab/run/run_dir.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -105,6 +108,24 @@ std::string read_text(const fs::path& p) {
   return s.str();
 }
 
+// A report read through its library type (run/reports.h): files of older schema versions come
+// back upgraded, with schema_version. A file that parses as JSON but does not match its type is
+// served as written, with the mismatch under errors[file].
+json typed(const std::string& file, const json& raw, json& errors) {
+  try {
+    if (file == RunDir::kEval) return json(raw.get<EvalReport>());
+    if (file == RunDir::kAnalysis) return json(raw.get<AnalysisReport>());
+    if (file == RunDir::kMetrics) {
+      json rows = json::array();
+      for (const json& row : raw) rows.push_back(json(row.get<EpochMetrics>()));
+      return rows;
+    }
+  } catch (const json::exception& e) {
+    errors[file] = std::string("not a looplab ") + file + " (" + e.what() + "); shown as written";
+  }
+  return raw;
+}
+
 // Reads FILE of a run as JSON (or JSON lines) into out[key]; null when absent; a parse error
 // goes under errors[file].
 void read_json(const fs::path& dir, const std::string& file, const std::string& key, bool lines, json& out,
@@ -116,7 +137,7 @@ void read_json(const fs::path& dir, const std::string& file, const std::string& 
   try {
     const std::string text = read_text(p);
     if (!lines) {
-      out[key] = json::parse(text);
+      out[key] = typed(file, json::parse(text), errors);
       return;
     }
     json rows = json::array();
@@ -131,7 +152,7 @@ void read_json(const fs::path& dir, const std::string& file, const std::string& 
         break;
       }
     }
-    out[key] = std::move(rows);
+    out[key] = errors.contains(file) ? std::move(rows) : typed(file, rows, errors);
   } catch (const std::exception& e) {
     errors[file] = e.what();
   }

@@ -70,7 +70,7 @@ struct Server::Impl {
              {"json", "application/json"}, {"svg", "image/svg+xml"}, {"png", "image/png"}, {"woff2", "font/woff2"}})
       http.set_file_extension_and_mimetype_mapping(ext, mime);
     if (!http.set_mount_point("/", options.web))
-      throw Error("serve: the web folder '" + options.web + "' does not exist (give it with --web DIR)");
+      throw Error("serve: the web folder '" + options.web + "' does not exist");
 
     http.Get("/api/explore", api([](const httplib::Request&, httplib::Response& res) {
                send_json(res, 200, explore_list());
@@ -142,14 +142,14 @@ Server::~Server() { stop(); }
 int Server::bind() {
   const ServeOptions& o = impl_->options;
   if (!std::filesystem::is_regular_file(std::filesystem::path(o.web) / "index.html"))
-    throw Error("serve: '" + o.web + "' has no index.html (give the web folder with --web DIR)");
+    throw Error("serve: '" + o.web + "' has no index.html (it is not looplab's web folder)");
   impl_->routes();
   int port = o.port;
   if (o.port == 0) {
     port = impl_->http.bind_to_any_port(o.host);
     if (port < 0) throw Error("serve: cannot bind " + o.host + " to a free port");
   } else if (!impl_->http.bind_to_port(o.host, o.port)) {
-    throw Error("serve: cannot bind " + o.host + ":" + std::to_string(o.port) + " (in use? try --port)");
+    throw Error("serve: cannot bind " + o.host + ":" + std::to_string(o.port) + " (is the port in use?)");
   }
   impl_->bound = true;
   return port;

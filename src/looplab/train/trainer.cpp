@@ -198,7 +198,7 @@ void train(const std::string& dir, const RunSpec& given, torch::Device device) {
   RunSpec spec = given;
   check(spec);
   if (std::filesystem::exists(RunDir(dir).file(RunDir::kCheckpoint)))
-    throw Error(dir + ": already holds a run (use --resume " + dir + " to continue it)");
+    throw Error(dir + ": already holds a run (resume it to continue it)");
   // Files named on the command line are relative to where it ran; training.json keeps them
   // absolute, and files inside the run directory relative to it.
   for (std::string* f : {&spec.data.train_file, &spec.data.val_file, &spec.data.hard_file, &spec.data.data_file})
@@ -235,7 +235,7 @@ void resume(const std::string& dir, int64_t epochs, torch::Device device) {
   Random rng(spec.train.seed);
   rng.set_state(c.rng_state);
   if (c.epochs_done >= spec.train.epochs) {
-    std::printf("%s: all %lld epochs are done (pass --epochs N to train further)\n", dir.c_str(),
+    std::printf("%s: all %lld epochs are done (raise the number of epochs to train further)\n", dir.c_str(),
                 static_cast<long long>(spec.train.epochs));
     return;
   }

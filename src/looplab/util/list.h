@@ -2,6 +2,9 @@
 #pragma once
 
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <utility>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -42,6 +45,17 @@ inline std::vector<double> parse_positive_numbers(const std::string& text, const
     start = comma + 1;
   }
   return out;
+}
+
+// "a:b" or "b" (meaning 1:b), 1 <= a <= b: an iteration range. Throws OptionError(option, ...).
+inline std::pair<int64_t, int64_t> parse_range(const std::string& s, const std::string& option) {
+  long long lo = 1, hi = 0;
+  char rest = 0;
+  const bool ok = s.find(':') == std::string::npos ? std::sscanf(s.c_str(), "%lld%c", &hi, &rest) == 1
+                                                   : std::sscanf(s.c_str(), "%lld:%lld%c", &lo, &hi, &rest) == 2;
+  if (!ok || lo < 1 || hi < lo)
+    throw OptionError(option, " '" + s + "': expected FIRST:LAST with 1 <= FIRST <= LAST, e.g. 1:500");
+  return {lo, hi};
 }
 
 inline std::string join(const std::vector<std::string>& items, const std::string& sep = ", ") {
