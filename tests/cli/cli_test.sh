@@ -93,4 +93,17 @@ expect_error "bad config value" "config.json: field 'norm': unknown normalizatio
 expect_error "init over a model" "already holds a model" \
   "$LOOPLAB" init --seed 1 --out "$M"
 
+# --- a command line that helps: the command list, the nearest command, option and value ------
+"$LOOPLAB" >"$TMP/out" 2>"$TMP/err"
+grep -q "^  train " "$TMP/out" && grep -q "^  data " "$TMP/out" && ok || bad "looplab alone: no command list: $(cat "$TMP/out")"
+expect_error "mistyped command" "unknown command 'trian'; did you mean 'train'?" "$LOOPLAB" trian
+expect_error "mistyped subcommand" "unknown command 'data prefx-sums'; did you mean 'prefix-sums'?" "$LOOPLAB" data prefx-sums
+expect_error "mistyped option" "unknown option '--lrr' for 'train'; did you mean '--lr'?" "$LOOPLAB" train --lrr 0.1
+# A bad value is reported before a missing option (train needs --out).
+expect_error "bad value before missing option" "unknown task 'sudok' .*did you mean 'sudoku'?" "$LOOPLAB" train --task sudok
+expect_error "bad recall before missing option" "unknown recall 'extrnal'.*did you mean 'external'?" "$LOOPLAB" train --recall extrnal
+# The library names the option, the command line the flag.
+expect_error "library option named as its flag" "^looplab: error: --max-iters must be >= 1" \
+  "$LOOPLAB" train --max-iters 0 --out "$TMP/r0"
+
 finish "cli"
