@@ -5,13 +5,14 @@
 //
 //  - block: the machine's matrix-product speed and the cost of one iteration of a block at
 //    paper width, measured in one process so the figures compare.
-//  - sudoku: puzzle generation and solving rates (no model involved).
+//  - the tasks' own benchmarks (task_benchmarks: sudoku generation and solving rates).
 //  - step: a training step with fixed n and k (time, model FLOP/s against the same process's
 //    matmul, peak RSS).
 //  - latency: one iteration at batch 1, and the floor of its dense-layer products alone.
 //  - eval: a model directory evaluated by plain iteration, early exit and Anderson.
 //
-// Bad option values are a looplab::Error naming the flag.
+// Bad option values are a looplab::Error (the benchmarks are command-line tools: their messages
+// name the flag).
 #pragma once
 
 #include "looplab/tasks/task.h"

@@ -52,6 +52,8 @@ torch::Tensor run_from(const Loop& loop, const torch::Tensor& start, int64_t ite
 std::vector<Convergence> convergence(const Loop& loop, const FixedPointOptions& s, torch::Tensor* reached,
                                      const StateObserver& observe) {
   if (s.max_iters < 1) throw Error("convergence: max_iters must be >= 1");
+  // 0 (early exit's "never") would class every trajectory as wandering.
+  if (!(s.tolerance > 0)) throw Error("convergence: the tolerance must be > 0");
   torch::NoGradGuard no_grad;
   const torch::Tensor& x0 = loop.x0();
   const int64_t B = x0.size(0);

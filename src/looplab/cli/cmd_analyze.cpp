@@ -3,6 +3,7 @@
 // looplab analyze regions | anisotropy | phase: the paper's geometry of the scalar model.
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include "looplab/analysis/model_report.h"
 #include "looplab/cli/commands.h"
@@ -82,10 +83,10 @@ Command add_analyze(CLI::App& parent) {
             for (const std::string& name : split_list(o->splits)) {
               data.set_count(name, o->count);
               const Split split = load_split(data, name);
-              Progress convergence(name + " convergence"), jacobian(name + " jacobian");
+              std::map<std::string, Progress> stages;  // made when a stage starts, so its rate is its own
               report.splits[name] = analysis::analyze_split(
                   *model, *detail, split, s, [&](const std::string& stage, int64_t done, int64_t total) {
-                    (stage == "convergence" ? convergence : jacobian)(done, total);
+                    stages.try_emplace(stage, name + " " + stage).first->second(done, total);
                   });
               text += analysis::report_text(name, report.splits[name]);
             }

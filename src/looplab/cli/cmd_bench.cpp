@@ -20,7 +20,7 @@ void add_device_options(CLI::App* app, bench::SyntheticOptions& o) {
 
 // The options step and latency share (an external-recall post-norm model).
 void add_synthetic_options(CLI::App* app, bench::SyntheticOptions& o) {
-  app->add_option("--task", o.task, task_names())
+  app->add_option("--task", o.task, task_names())->check(task_name())
       ->capture_default_str();
   app->add_option("--positions", o.positions, "prefix sums: tokens per example")->capture_default_str();
   app->add_option("--batch", o.batch, "examples per batch")->capture_default_str();
@@ -35,7 +35,7 @@ Command add_bench_block(CLI::App* parent) {
   auto o = std::make_shared<bench::BlockOptions>();
   bench::SyntheticOptions& m = o->model;
   app->add_option("--batch", m.batch, "examples per batch")->capture_default_str();
-  app->add_option("--task", m.task, task_names())->capture_default_str();
+  app->add_option("--task", m.task, task_names())->check(task_name())->capture_default_str();
   app->add_option("--positions", m.positions, "prefix sums: tokens per example")->capture_default_str();
   app->add_option("--recall", m.recall, "recall of the block")->capture_default_str();
   app->add_option("--norm", m.norm, "normalization of the block")->capture_default_str();

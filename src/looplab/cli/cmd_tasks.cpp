@@ -7,27 +7,44 @@
 
 namespace looplab::cli {
 
-// One Tool as a subcommand: each parameter an option, flag or positional; values as text.
+namespace {
+
+bool is_integer(const std::string& s) {
+  size_t i = s[0] == '-' ? 1 : 0;
+  return s.size() > i && s.find_first_not_of("0123456789", i) == std::string::npos;
+}
+
+}  // namespace
+
+// One Tool as a subcommand: each parameter an option, flag or positional; values as text. A
+// parameter whose default is an integer takes integers only, checked while parsing (so a bad
+// value is reported before a missing option).
 Command add_tool(CLI::App* parent, const Tool& tool, const int& threads) {
   auto* app = parent->add_subcommand(tool.name, tool.help);
   auto values = std::make_shared<Values>();
   auto flags = std::make_shared<std::map<std::string, bool>>();
+  auto options = std::make_shared<std::map<std::string, CLI::Option*>>();
   for (const Parameter& p : tool.parameters) {
-    if (!p.default_value.empty()) (*values)[p.name] = p.default_value;
     CLI::Option* o = nullptr;
     if (p.kind == Parameter::kFlag) {
       o = app->add_flag("--" + p.name, (*flags)[p.name], p.help);
     } else {
+      (*values)[p.name] = p.default_value;
       o = app->add_option((p.kind == Parameter::kPositional ? "" : "--") + p.name, (*values)[p.name], p.help);
       if (!p.default_value.empty()) o->capture_default_str();
+      if (is_integer(p.default_value))
+        o->type_name("INT")->check(CLI::Validator(
+            [](std::string& v) { return is_integer(v) ? std::string() : "'" + v + "' is not an integer"; }, "INT"));
     }
     if (p.required) o->required();
+    (*options)[p.name] = o;
   }
   const auto run = tool.run;
-  return {app, [values, flags, run, &threads] {
-            Values v = *values;
+  return {app, [values, flags, options, run, &threads] {
+            Values v;
+            for (const auto& [name, value] : *values)  // given, or with a default: absent ones stay out
+              if (options->at(name)->count() > 0 || !value.empty()) v[name] = value;
             for (const auto& [name, set] : *flags) v[name] = set ? "true" : "false";
-            for (auto it = v.begin(); it != v.end();) it = it->second.empty() ? v.erase(it) : std::next(it);
             run(v, threads);
           }};
 }
@@ -35,7 +52,11 @@ Command add_tool(CLI::App* parent, const Tool& tool, const int& threads) {
 std::vector<Command> add_task_commands(CLI::App& parent, const int& threads) {
   auto* data = parent.add_subcommand("data", "Generate a task's data as CSV");
   std::vector<Command> generators, out;
-  for (const Task* t : all_tasks()) generators.push_back(add_tool(data, t->generator(), threads));
+  for (const Task* t : all_tasks()) {
+    Tool generator = t->generator();
+    generator.name = t->name();  // looplab data NAME
+    generators.push_back(add_tool(data, generator, threads));
+  }
   out.push_back(command_group(data, generators));
   for (const Task* t : all_tasks()) {
     const std::vector<Tool> tools = t->tools();

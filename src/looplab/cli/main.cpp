@@ -73,11 +73,17 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int threads = 0;
   app.add_option("--threads", threads, "LibTorch threads (default: every available core)");
-  std::vector<cli::Command> commands = {cli::add_info(app), cli::add_init(app),  cli::add_forward(app),
-                                        cli::add_train(app), cli::add_eval(app), cli::add_demo(app),
-                                        cli::add_solve(app), cli::add_analyze(app), cli::add_explore(app),
-                                        cli::add_serve(app), cli::add_bench(app)};
-  for (const cli::Command& c : cli::add_task_commands(app, threads)) commands.push_back(c);
+  std::vector<cli::Command> commands;
+  try {
+    commands = {cli::add_info(app),    cli::add_init(app),    cli::add_forward(app), cli::add_train(app),
+                cli::add_eval(app),    cli::add_demo(app),    cli::add_solve(app),   cli::add_analyze(app),
+                cli::add_explore(app), cli::add_serve(app),   cli::add_bench(app)};
+    // A task whose name, tool or solve option collides with a command or option fails here.
+    for (const cli::Command& c : cli::add_task_commands(app, threads)) commands.push_back(c);
+  } catch (const CLI::Error& e) {
+    std::cerr << "looplab: internal error: the commands cannot be set up: " << e.what() << "\n";
+    return 2;
+  }
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {
     app.parse(argc, argv);
@@ -87,7 +93,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     if (args.empty()) std::cout << cli::command_list(app);
-    std::cerr << "looplab: error: " << cli::explain_parse_error(app, args, e) << "\n";
+    const std::string why = cli::explain_parse_error(app, args, e);
+    std::cerr << "looplab: error: " << why << (why == e.what() ? " (run with --help for usage)" : "") << "\n";
     return 2;
   }
   try {

@@ -327,6 +327,8 @@ Loop Loop::with_recall_leaves() const {
 }
 
 void Loop::backward_from_leaves(const Loop& leaves, const torch::Tensor& x0_grad) const {
+  if (leaves.model_ != model_ || leaves.recall_.size() != recall_.size())
+    throw Error("backward_from_leaves: the leaves of another loop");
   std::vector<torch::Tensor> outputs, grads;
   for (size_t i = 0; i < recall_.size(); ++i)
     if (recall_[i].defined() && leaves.recall_[i].grad().defined()) {

@@ -156,7 +156,10 @@ TORCH_MODULE(LoopedTransformer);
 // pass too; the paper's code recomputes it). step() is one iteration x_{t+1} = f(x_t, x0), run()
 // iterates and hands the caller every state (and, on request, its logits). Gradients follow
 // LibTorch's mode, as any module call: with gradient by default, none under NoGradGuard or
-// InferenceMode. Every caller (training, evaluation, early exit, analysis, benchmarks) runs the
+// InferenceMode. x0 and Wh x0 are made in the constructor, so the mode there decides whether
+// the projection and Wh get gradients (a Loop made under NoGradGuard gives them none; one made
+// under InferenceMode cannot be stepped with gradient). The model must outlive its Loops. Every
+// caller (training, evaluation, early exit, analysis, benchmarks) runs the
 // model through this class; a faster iteration engine plugs in behind step().
 class Loop {
  public:

@@ -6,11 +6,13 @@
 #include <string>
 
 #include "looplab/model/looped_transformer.h"
+#include "looplab/run/run_dir.h"
 
 namespace looplab {
 
-inline constexpr const char* kConfigFile = "config.json";
-inline constexpr const char* kWeightsFile = "model.safetensors";
+// The file names of run/run_dir.h, the one place that names a run folder's files.
+inline constexpr const char* kConfigFile = RunDir::kConfig;
+inline constexpr const char* kWeightsFile = RunDir::kWeights;
 
 // Writes dir/config.json and dir/<weights_file>, creating dir if needed.
 void save_model(const std::string& dir, LoopedTransformerImpl& model, const std::string& weights_file = kWeightsFile);

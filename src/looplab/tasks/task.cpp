@@ -108,6 +108,12 @@ const std::string& value_of(const Values& v, const std::string& name) {
 
 }  // namespace
 
+const std::string& text_value(const Values& v, const std::string& name) {
+  const std::string& s = value_of(v, name);
+  if (s.empty()) throw OptionError(name, " is empty");
+  return s;
+}
+
 int64_t int_value(const Values& v, const std::string& name) {
   const std::string& s = value_of(v, name);
   try {

@@ -27,12 +27,13 @@ enum class Decoding {
 
 struct TaskSpec {
   std::string name;            // the registry's key, also the `--task` value
-  std::vector<int64_t> grid;   // training grid; its rank is the number of RoPE axes
+  // Training grid; its rank is the number of RoPE axes. A 1-D task takes inputs of any length
+  // (tested on longer ones); other grids are fixed.
+  std::vector<int64_t> grid;
   int64_t in_channels;
   int64_t out_channels;
   bool local_attention;        // neighbourhood attention, or full attention
   Decoding decoding;
-  bool any_length;             // a 1-D task whose inputs may be longer than the training grid
 };
 
 // What data a run trains and is evaluated on (training.json's "data"). Counts and files are
@@ -70,7 +71,7 @@ struct Examples {
   int64_t* target(int64_t i) { return targets.data() + i * positions; }
 };
 
-// What a preset sets per task (docs/presets.md); train/trainer.h turns it into a run's settings.
+// What a preset sets per task (docs/presets.md); run/run_spec.h turns it into a run's settings.
 struct Preset {
   int64_t width = 256, heads = 8;
   int64_t train_count = 0, val_count = 0, hard_count = 0;  // 0: the task's default_data()
@@ -84,7 +85,7 @@ struct Preset {
 struct Parameter {
   std::string name;          // "count" -> --count; positional: the name shown in the usage
   std::string help;
-  std::string default_value;  // "" with required = false: optional, absent
+  std::string default_value;  // "" with required = false: optional, absent; an integer: takes integers
   enum Kind { kValue, kFlag, kPositional } kind = kValue;
   bool required = false;
 };
@@ -156,7 +157,9 @@ class Task {
                                       const std::vector<float>& logits, int64_t iterations) const;
 };
 
-// Parameter parsing for tools: throws OptionError naming the parameter.
+// Parameter parsing for tools: throws OptionError naming the parameter (missing, or not of the
+// kind asked for).
+const std::string& text_value(const Values& v, const std::string& name);
 int64_t int_value(const Values& v, const std::string& name);
 uint64_t seed_value(const Values& v, const std::string& name);
 bool flag_value(const Values& v, const std::string& name);

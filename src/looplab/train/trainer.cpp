@@ -218,15 +218,15 @@ void train(const std::string& dir, const RunSpec& given, torch::Device device) {
 void resume(const std::string& dir, int64_t epochs, torch::Device device) {
   const RunDir run(dir);
   RunSpec spec = run.spec();
-  if (epochs > 0 && epochs != spec.train.epochs) {
-    spec.train.epochs = epochs;
-    check(spec);
-    run.write_spec(spec);
-  }
   try {
     check(spec);
   } catch (const OptionError& e) {  // a bad value in the file, not on the command line
     throw Error(run.file(RunDir::kTraining) + ": training option " + e.what());
+  }
+  if (epochs > 0 && epochs != spec.train.epochs) {
+    spec.train.epochs = epochs;
+    check(spec);  // only the new epoch count can fail here
+    run.write_spec(spec);
   }
   LoopedTransformer model(spec.model);
   model->to(device, parse_dtype(spec.train.dtype));

@@ -26,9 +26,9 @@ class Progress {
     last_tenth_ = tenth;
     std::fprintf(stderr, "%s%s: %lld/%lld (%.0f%%), %.1f per second%s%s%s", tty_ ? "\r" : "", what_.c_str(),
                  static_cast<long long>(done), static_cast<long long>(total), total ? 100.0 * done / total : 100.0,
-                 s > 0 ? done / s : 0.0, note.empty() ? "" : ", ", note.c_str(), tty_ && done < total ? "   " : "\n");
+                 s > 0 ? done / s : 0.0, note.empty() ? "" : ", ", note.c_str(), keep_line(done, total) ? "   " : "\n");
     std::fflush(stderr);
-    drawn_ = tty_ && done < total;
+    drawn_ = keep_line(done, total);
   }
   // Removes a line left half-drawn on a terminal (the work ended early or prints next).
   void clear() {
@@ -38,6 +38,10 @@ class Progress {
   double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
 
  private:
+  // On a terminal the line is redrawn until the work is done; a display that shows nothing in
+  // logs (Log::kNone) is transient: its last state stays until clear() removes it.
+  bool keep_line(int64_t done, int64_t total) const { return tty_ && (done < total || log_ == Log::kNone); }
+
   std::string what_;
   bool tty_;
   Log log_;

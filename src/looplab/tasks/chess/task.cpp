@@ -53,7 +53,7 @@ chess::Board parse(const std::string& fen) {
 class Chess : public Task {
  public:
   const TaskSpec& spec() const override {
-    static const TaskSpec s{"chess", {8, 8}, 12, 2, false, Decoding::kTopTwoMove, false};
+    static const TaskSpec s{"chess", {8, 8}, 12, 2, false, Decoding::kTopTwoMove};
     return s;
   }
 
@@ -127,7 +127,7 @@ class Chess : public Task {
               options.threads = threads;
               Progress progress("chess puzzles");
               const auto rows = chess::generate_chess(count, seed_value(v, "seed"), options, std::ref(progress));
-              const std::string& out = v.at("out");
+              const std::string& out = text_value(v, "out");
               chess::write_lichess(out, rows);
               int64_t easy = 0, hard = 0;
               for (const auto& r : rows) (r.rating < 1600 ? easy : r.rating <= 2000 ? hard : easy) += r.rating <= 2000;

@@ -26,7 +26,7 @@ class PrefixSums : public Task {
  public:
   const TaskSpec& spec() const override {
     // Trains on 32 bits and is tested on 512: its grid length follows the input.
-    static const TaskSpec s{"prefix-sums", {32}, 1, 2, true, Decoding::kArgmax, true};
+    static const TaskSpec s{"prefix-sums", {32}, 1, 2, true, Decoding::kArgmax};
     return s;
   }
 
@@ -84,7 +84,7 @@ class PrefixSums : public Task {
               const int64_t bits = int_value(v, "bits"), count = int_value(v, "count");
               if (bits < 1) throw OptionError("bits", " must be >= 1");
               if (count < 1) throw OptionError("count", " must be >= 1");
-              const std::string& out = v.at("out");
+              const std::string& out = text_value(v, "out");
               prefix_sums::write_csv(out, prefix_sums::generate(bits, count, seed_value(v, "seed")));
               std::printf("wrote %lld examples of %lld bits to %s\n", static_cast<long long>(count),
                           static_cast<long long>(bits), out.c_str());

@@ -104,7 +104,7 @@ void solve_file(const std::string& file, bool skip_bad, bool pretty) {
 class Sudoku : public Task {
  public:
   const TaskSpec& spec() const override {
-    static const TaskSpec s{"sudoku", {9, 9}, 10, 10, false, Decoding::kArgmax, false};
+    static const TaskSpec s{"sudoku", {9, 9}, 10, 10, false, Decoding::kArgmax};
     return s;
   }
 
@@ -193,7 +193,7 @@ class Sudoku : public Task {
               options.threads = threads;
               Progress progress("sudoku puzzles");
               const auto puzzles = sudoku::generate(count, seed_value(v, "seed"), options, std::ref(progress));
-              const std::string& out = v.at("out");
+              const std::string& out = text_value(v, "out");
               sudoku::write_csv(out, puzzles);
               std::printf("wrote %lld puzzles to %s in %.1f s on %d threads\n", static_cast<long long>(count),
                           out.c_str(), progress.seconds(), options.threads);
@@ -207,13 +207,13 @@ class Sudoku : public Task {
              {{"FILE", "81-character lines, or a CSV with header source,question,answer,rating", "", Parameter::kPositional, true},
               {"skip-bad", "count and skip bad rows instead of stopping at the first", "", Parameter::kFlag},
               {"pretty", "print each solution as a 9x9 grid", "", Parameter::kFlag}},
-             [](const Values& v, int) { solve_file(v.at("FILE"), flag_value(v, "skip-bad"), flag_value(v, "pretty")); }},
+             [](const Values& v, int) { solve_file(text_value(v, "FILE"), flag_value(v, "skip-bad"), flag_value(v, "pretty")); }},
             {"stats",
              "Rating percentiles and the 80th-percentile easy/hard split of a CSV",
              {{"FILE", "CSV with header source,question,answer,rating", "", Parameter::kPositional, true},
               {"skip-bad", "count and skip bad rows", "", Parameter::kFlag}},
              [](const Values& v, int) {
-               const sudoku::Dataset d = sudoku::read_csv(v.at("FILE"), flag_value(v, "skip-bad"));
+               const sudoku::Dataset d = sudoku::read_csv(text_value(v, "FILE"), flag_value(v, "skip-bad"));
                if (d.skipped) std::printf("skipped %lld bad rows\n", static_cast<long long>(d.skipped));
                std::cout << sudoku::rating_report(d.puzzles);
              }}};
