@@ -106,4 +106,22 @@ expect_error "bad recall before missing option" "unknown recall 'extrnal'.*did y
 expect_error "library option named as its flag" "^looplab: error: --max-iters must be >= 1" \
   "$LOOPLAB" train --max-iters 0 --out "$TMP/r0"
 
+# --- the BLAS kernel (src/looplab/blas_kernel.h) ---------------------------------------------
+sys_json() { env "$@" "$LOOPLAB" info --system --json; }
+field() { sed -n "s/^  \"$1\": \"\(.*\)\",\{0,1\}$/\1/p"; }
+if grep -qw avx2 /proc/cpuinfo; then
+  # On a CPU with AVX2 or AVX-512 and nothing set, the kernel in use is not a generic fallback.
+  k=$(sys_json -u OPENBLAS_CORETYPE -u LOOPLAB_BLAS_KERNEL -u LOOPLAB_BLAS_CHECK | field blas_kernel)
+  case $k in Haswell|Zen|SkylakeX|Cooperlake|SapphireRapids) ok ;; *) bad "BLAS kernel '$k' with nothing set" ;; esac
+fi
+if [ -n "$(sys_json | field blas)" ]; then
+  # A value set outside looplab is kept.
+  [ "$(sys_json OPENBLAS_CORETYPE=Haswell | field blas_kernel_source)" = "OPENBLAS_CORETYPE (set outside looplab)" ] &&
+    ok || bad "OPENBLAS_CORETYPE set outside looplab not kept"
+  # A kernel looplab asked for that OpenBLAS does not run: back to OpenBLAS's own, and said so.
+  sys_json OPENBLAS_CORETYPE=Bogus LOOPLAB_BLAS_KERNEL=Bogus >"$TMP/sys.json"
+  field blas_check <"$TMP/sys.json" | grep -q "^failed: Bogus: OpenBLAS runs" && ok || bad "failed choice: $(cat "$TMP/sys.json")"
+  [ "$(field blas_kernel_source <"$TMP/sys.json")" = "OpenBLAS's detection" ] && ok || bad "failed choice not undone"
+fi
+
 finish "cli"

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <vector>
 
+#include "looplab/blas_kernel.h"
 #include "looplab/cli/commands.h"
 #include "looplab/runtime.h"
 #include "looplab/tasks/registry.h"
@@ -68,6 +69,7 @@ ModelConfig model_config(const ModelOptions& o) {
 
 int main(int argc, char** argv) {
   using namespace looplab;
+  choose_blas_kernel(argv);  // may re-execute looplab with a better BLAS kernel (blas_kernel.h)
   configure_allocator(AllocatorPolicy::kSpeed);
   CLI::App app{"looplab: a laboratory for looped and recurrent models", "looplab"};
   app.require_subcommand(1);
