@@ -50,6 +50,13 @@ expect_error "unknown preset" "unknown preset 'huge'" "$LOOPLAB" train --preset 
 expect_error "no out" "--out DIR is required" "$LOOPLAB" train "${TINY[@]}"
 expect_error "bad alpha" "--alpha must lie in \[0, 1\]" "$LOOPLAB" train "${TINY[@]}" --alpha 2 --out "$TMP/r3"
 
+# --- a run stopped before its first checkpoint resumes from its start -------------------------
+expect_ok "train 2 epochs, the reference" "$LOOPLAB" train "${TINY[@]}" --train-count 200 --epochs 2 --out "$TMP/ref"
+mkdir -p "$TMP/early" && cp "$TMP/ref/config.json" "$TMP/ref/training.json" "$TMP/early/"
+expect_ok "resume a run without a checkpoint" "$LOOPLAB" train --resume "$TMP/early"
+cmp -s "$TMP/ref/model.safetensors" "$TMP/early/model.safetensors" && ok || bad "resume from the start: other weights"
+[ "$(wc -l <"$TMP/early/metrics.jsonl")" -eq 2 ] && ok || bad "resume from the start: expected 2 metrics lines"
+
 # --- kill -9 in the middle of an epoch, then resume: same weights as a run never killed -------
 LONG=("${TINY[@]}" --train-count 3000 --epochs 4)
 expect_ok "straight run" "$LOOPLAB" train "${LONG[@]}" --out "$TMP/straight"

@@ -228,12 +228,16 @@ void resume(const std::string& dir, int64_t epochs, torch::Device device) {
     check(spec);  // only the new epoch count can fail here
     run.write_spec(spec);
   }
+  // A run killed after writing its settings but before its first checkpoint starts from its
+  // beginning, exactly as `train` would have (issue 19): same seed, same first draws.
+  const bool started = run.has(RunDir::kCheckpoint);
+  if (!started) torch::manual_seed(spec.train.seed);
   LoopedTransformer model(spec.model);
   model->to(device, parse_dtype(spec.train.dtype));
   AdamW optimizer = make_optimizer(*model, spec);
-  const Checkpoint c = load_checkpoint(dir, *model, optimizer);
+  const Checkpoint c = started ? load_checkpoint(dir, *model, optimizer) : Checkpoint{};
   Random rng(spec.train.seed);
-  rng.set_state(c.rng_state);
+  if (started) rng.set_state(c.rng_state);
   if (c.epochs_done >= spec.train.epochs) {
     std::printf("%s: all %lld epochs are done (raise the number of epochs to train further)\n", dir.c_str(),
                 static_cast<long long>(spec.train.epochs));
