@@ -28,22 +28,6 @@ void sync_device(torch::Device device) {
   if (device.is_cuda()) torch::cuda::synchronize();
 }
 
-double matmul_seconds(torch::Device device, torch::Dtype dtype, int64_t reps) {
-  torch::InferenceMode guard;
-  const int64_t n = kMatmulSize;
-  const auto opts = torch::TensorOptions().device(device).dtype(dtype);
-  const torch::Tensor a = torch::randn({n, n}, opts), b = torch::randn({n, n}, opts);
-  return median_seconds(reps, [&] {
-    torch::mm(a, b);
-    sync_device(device);
-  });
-}
-
-double matmul_gflops(torch::Device device, torch::Dtype dtype, int64_t reps) {
-  const double n = static_cast<double>(kMatmulSize);
-  return 2.0 * n * n * n / matmul_seconds(device, dtype, reps) / 1e9;
-}
-
 FlopCount model_flops(const ModelConfig& c, int64_t positions) {
   const double d = static_cast<double>(c.width);
   double keys = static_cast<double>(positions);

@@ -15,6 +15,7 @@
 // name the flag).
 #pragma once
 
+#include "looplab/runtime.h"
 #include "looplab/tasks/task.h"
 
 #include <torch/torch.h>
@@ -55,10 +56,7 @@ double median_seconds(int64_t reps, F&& fn) {
   return t[t.size() / 2];
 }
 
-// A 2048^3 matrix product on the device: its median seconds over `reps`, and its GFLOP/s.
-inline constexpr int64_t kMatmulSize = 2048;
-double matmul_seconds(torch::Device device, torch::Dtype dtype, int64_t reps);
-double matmul_gflops(torch::Device device, torch::Dtype dtype, int64_t reps);
+// The 2048^3 product (matmul_seconds, matmul_gflops): runtime.h.
 
 // ---- The model's FLOPs --------------------------------------------------------------------
 

@@ -1,5 +1,9 @@
 #include "looplab/runtime.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
 #include <cstdlib>
 #include <thread>
 
@@ -7,6 +11,7 @@
 #include <malloc.h>
 #endif
 
+#include "looplab/blas_kernel.h"
 #include "looplab/util/error.h"
 
 namespace looplab {
@@ -68,6 +73,72 @@ std::string dtype_name(torch::Dtype dtype) {
   for (const auto& [n, t] : kDtypes)
     if (dtype == t) return n;
   return c10::toString(dtype);
+}
+
+double matmul_seconds(torch::Device device, torch::Dtype dtype, int64_t reps) {
+  torch::InferenceMode guard;
+  const auto opts = torch::TensorOptions().device(device).dtype(dtype);
+  const torch::Tensor a = torch::randn({kMatmulSize, kMatmulSize}, opts), b = torch::randn({kMatmulSize, kMatmulSize}, opts);
+  auto once = [&] {
+    const auto start = std::chrono::steady_clock::now();
+    torch::mm(a, b);
+    if (device.is_cuda()) torch::cuda::synchronize();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  once();
+  std::vector<double> t;
+  for (int64_t i = 0; i < std::max<int64_t>(reps, 1); ++i) t.push_back(once());
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+double matmul_gflops(torch::Device device, torch::Dtype dtype, int64_t reps) {
+  const double n = static_cast<double>(kMatmulSize);
+  return 2.0 * n * n * n / matmul_seconds(device, dtype, reps) / 1e9;
+}
+
+nlohmann::json system_info() {
+  const BlasState blas = blas_state();
+  const CpuFeatures cpu = cpu_features();
+  nlohmann::json j = {{"libtorch", TORCH_VERSION},
+                      {"threads", torch::get_num_threads()},
+                      {"onednn", at::hasMKLDNN()},
+                      {"cuda", torch::cuda::is_available()},
+                      {"cpu", cpu.model},
+                      {"cpu_features", feature_names(cpu)},
+                      {"blas", blas.library},
+                      {"blas_kernel", blas.kernel},
+                      {"blas_kernel_source", blas.source},
+                      {"blas_kernel_detected", blas.detected},
+                      {"blas_check", blas.check}};
+  j["matmul_gflops_float32"] = matmul_gflops(torch::kCPU, torch::kFloat32, 3);
+  if (cpu.avx512_bf16) j["matmul_gflops_bfloat16"] = matmul_gflops(torch::kCPU, torch::kBFloat16, 3);
+  return j;
+}
+
+std::string system_text(const nlohmann::json& j) {
+  auto str = [&](const char* key) { return j[key].get<std::string>(); };
+  std::string features;
+  for (const auto& f : j["cpu_features"]) features += (features.empty() ? "" : " ") + f.get<std::string>();
+  std::string out = "LibTorch   " + str("libtorch") + ", " + std::to_string(j["threads"].get<int>()) + " thread(s), oneDNN " +
+                    (j["onednn"].get<bool>() ? "yes" : "no") + ", CUDA " + (j["cuda"].get<bool>() ? "yes" : "no") + "\n" +
+                    "CPU        " + str("cpu") + ": " + features + "\n";
+  if (str("blas").empty()) {
+    out += "BLAS       not OpenBLAS (its kernels are its own)\n";
+  } else {
+    out += "BLAS       " + str("blas") + "\nkernel     " + str("blas_kernel") + " (chosen by " + str("blas_kernel_source");
+    if (!str("blas_kernel_detected").empty()) out += " over OpenBLAS's " + str("blas_kernel_detected");
+    if (!str("blas_check").empty()) out += "; self-check " + str("blas_check");
+    out += ")\n";
+  }
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "matmul     2048^3 float32 %.1f GFLOP/s", j["matmul_gflops_float32"].get<double>());
+  out += buf;
+  if (j.contains("matmul_gflops_bfloat16")) {
+    std::snprintf(buf, sizeof buf, ", bfloat16 %.1f GFLOP/s", j["matmul_gflops_bfloat16"].get<double>());
+    out += buf;
+  }
+  return out + "\n";
 }
 
 }  // namespace looplab

@@ -3,6 +3,7 @@
 
 #include <torch/torch.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace looplab {
@@ -27,5 +28,16 @@ torch::Device parse_device(const std::string& name);
 // "float32", "float64", "bfloat16", "float16"; throws looplab::Error otherwise.
 torch::Dtype parse_dtype(const std::string& name);
 std::string dtype_name(torch::Dtype dtype);
+
+// The 2048^3 matrix product on a device and dtype: median seconds of `reps` (after one warm-up),
+// and the rate in GFLOP/s. The yardstick every benchmark figure is a fraction of.
+inline constexpr int64_t kMatmulSize = 2048;
+double matmul_seconds(torch::Device device, torch::Dtype dtype, int64_t reps);
+double matmul_gflops(torch::Device device, torch::Dtype dtype, int64_t reps);
+
+// `looplab info --system`: LibTorch, threads, oneDNN, CUDA, the CPU and its features, the BLAS
+// and its kernel (blas_kernel.h), and the float32 (and bfloat16 with AVX512-BF16) product rates.
+nlohmann::json system_info();
+std::string system_text(const nlohmann::json& info);
 
 }  // namespace looplab

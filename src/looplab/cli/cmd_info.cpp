@@ -4,8 +4,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "bench/bench.h"
-#include "looplab/blas_kernel.h"
 #include "looplab/cli/commands.h"
 #include "looplab/model/looped_transformer.h"
 #include "looplab/runtime.h"
@@ -29,47 +27,6 @@ int64_t count(const torch::nn::Module& m) {
   return n;
 }
 
-// looplab info --system: what runs the products, and how fast they are here.
-nlohmann::json system_info() {
-  const BlasState blas = blas_state();
-  const CpuFeatures cpu = cpu_features();
-  nlohmann::json j = {{"libtorch", TORCH_VERSION},
-                      {"threads", torch::get_num_threads()},
-                      {"onednn", at::hasMKLDNN()},
-                      {"cuda", torch::cuda::is_available()},
-                      {"cpu", cpu.model},
-                      {"cpu_features", feature_names(cpu)},
-                      {"blas", blas.library},
-                      {"blas_kernel", blas.kernel},
-                      {"blas_kernel_source", blas.source},
-                      {"blas_kernel_detected", blas.detected},
-                      {"blas_check", blas.check}};
-  j["matmul_gflops_float32"] = bench::matmul_gflops(torch::kCPU, torch::kFloat32, 3);
-  if (cpu.avx512_bf16) j["matmul_gflops_bfloat16"] = bench::matmul_gflops(torch::kCPU, torch::kBFloat16, 3);
-  return j;
-}
-
-void print_system(const nlohmann::json& j) {
-  std::printf("LibTorch   %s, %d thread(s), oneDNN %s, CUDA %s\n", j["libtorch"].get<std::string>().c_str(),
-              j["threads"].get<int>(), j["onednn"].get<bool>() ? "yes" : "no", j["cuda"].get<bool>() ? "yes" : "no");
-  std::string features;
-  for (const auto& f : j["cpu_features"]) features += (features.empty() ? "" : " ") + f.get<std::string>();
-  std::printf("CPU        %s: %s\n", j["cpu"].get<std::string>().c_str(), features.c_str());
-  if (j["blas"].get<std::string>().empty()) {
-    std::printf("BLAS       not OpenBLAS (its kernels are its own)\n");
-  } else {
-    std::printf("BLAS       %s\nkernel     %s (chosen by %s", j["blas"].get<std::string>().c_str(),
-                j["blas_kernel"].get<std::string>().c_str(), j["blas_kernel_source"].get<std::string>().c_str());
-    if (!j["blas_kernel_detected"].get<std::string>().empty())
-      std::printf(" over OpenBLAS's %s", j["blas_kernel_detected"].get<std::string>().c_str());
-    if (!j["blas_check"].get<std::string>().empty()) std::printf("; self-check %s", j["blas_check"].get<std::string>().c_str());
-    std::printf(")\n");
-  }
-  std::printf("matmul     2048^3 float32 %.1f GFLOP/s", j["matmul_gflops_float32"].get<double>());
-  if (j.contains("matmul_gflops_bfloat16")) std::printf(", bfloat16 %.1f GFLOP/s", j["matmul_gflops_bfloat16"].get<double>());
-  std::printf("\n");
-}
-
 }  // namespace
 
 Command add_info(CLI::App& parent) {
@@ -82,7 +39,7 @@ Command add_info(CLI::App& parent) {
   return {app, [opts, json_out, system] {
             if (*system) {
               const nlohmann::json j = system_info();
-              if (*json_out) std::cout << j.dump(2) << "\n"; else print_system(j);
+              std::cout << (*json_out ? j.dump(2) + "\n" : system_text(j));
               return;
             }
             const ModelConfig c = model_config(*opts);

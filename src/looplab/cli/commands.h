@@ -11,6 +11,7 @@
 
 #include "looplab/model/config.h"
 #include "looplab/tasks/task.h"
+#include "looplab/util/suggest.h"  // checked, task_name, recall_name, norm_name
 
 namespace looplab::cli {
 
@@ -46,13 +47,6 @@ struct ModelOptions {
 void add_model_options(CLI::App* app, ModelOptions& o);
 ModelConfig model_config(const ModelOptions& o);  // validated; throws looplab::Error
 
-// Validators that report a bad value at parse time, before any missing option, with the
-// library's own message (and the nearest valid value).
-CLI::Validator checked(const std::string& what, std::function<void(const std::string&)> parse,
-                       std::vector<std::string> names);
-CLI::Validator task_name();
-CLI::Validator recall_name();
-CLI::Validator norm_name();
 
 // A command made of subcommands (looplab data, bench): it runs whichever was parsed.
 inline Command command_group(CLI::App* app, std::vector<Command> subcommands) {

@@ -1,5 +1,9 @@
 #include "looplab/util/suggest.h"
 
+#include "looplab/model/config.h"
+#include "looplab/tasks/registry.h"
+#include "looplab/util/error.h"
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -398,6 +402,34 @@ std::string command_list(const CLI::App& root) {
   }
   out += "\nrun 'looplab COMMAND --help' for a command's options\n";
   return out;
+}
+
+// A CLI11 check from a library parser: its message, and the nearest valid name.
+CLI::Validator checked(const std::string& what, std::function<void(const std::string&)> parse,
+                       std::vector<std::string> names) {
+  return CLI::Validator(
+      [parse, names](std::string& v) {
+        try {
+          parse(v);
+          return std::string();
+        } catch (const Error& e) {
+          const std::string near = nearest(v, names);
+          return std::string(e.what()) + (near.empty() ? "" : "; did you mean '" + near + "'?");
+        }
+      },
+      what);
+}
+
+CLI::Validator task_name() {
+  std::vector<std::string> names;
+  for (const Task* t : all_tasks()) names.push_back(t->name());
+  return checked("TASK", [](const std::string& v) { task(v); }, names);
+}
+CLI::Validator recall_name() {
+  return checked("RECALL", [](const std::string& v) { parse_recall(v); }, {"none", "external", "internal", "fixed"});
+}
+CLI::Validator norm_name() {
+  return checked("NORM", [](const std::string& v) { parse_norm(v); }, {"pre", "peri", "post", "gru"});
 }
 
 }  // namespace looplab::cli

@@ -3,13 +3,11 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
-namespace CLI {
-class App;
-class ParseError;
-}  // namespace CLI
+#include <CLI/CLI.hpp>
 
 namespace looplab::cli {
 
@@ -45,5 +43,13 @@ std::string explain_parse_error(const CLI::App& root, const std::vector<std::str
 //
 //   run 'looplab COMMAND --help' for a command's options
 std::string command_list(const CLI::App& root);
+
+// Checks for CLI11 options that report a bad value while parsing (so before a missing option),
+// with the library's own message and the nearest valid value: `parse` throws looplab::Error.
+CLI::Validator checked(const std::string& what, std::function<void(const std::string&)> parse,
+                       std::vector<std::string> names);
+CLI::Validator task_name();
+CLI::Validator recall_name();
+CLI::Validator norm_name();
 
 }  // namespace looplab::cli
