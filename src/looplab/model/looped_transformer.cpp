@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "looplab/model/neighbourhood_kernel.h"
 #include "looplab/util/error.h"
 
 namespace looplab {
@@ -131,6 +132,9 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& u, const Positions& p)
   if (p.window_bias.defined()) {
     // Neighbourhood attention on a short sequence: a dense product with the window as a mask.
     out = torch::matmul(torch::softmax(torch::matmul(q, k.transpose(-1, -2)) * scale + p.window_bias, -1), v);
+  } else if (p.window.defined() && neighbourhood_kernel_applies(q)) {
+    // Without gradient: one pass per query, no gather (model/neighbourhood_kernel.h).
+    out = neighbourhood_attention_kernel(q, k, v, p.window, scale);
   } else if (p.window.defined()) {
     // Gather each query's W keys and values: [B, heads, L, W, head_dim].
     const int64_t W = p.window.size(1);
