@@ -24,9 +24,6 @@ namespace looplab::bench {
 
 // ---- Helpers ------------------------------------------------------------------------------
 
-void sync_device(torch::Device device) {
-  if (device.is_cuda()) torch::cuda::synchronize();
-}
 
 FlopCount model_flops(const ModelConfig& c, int64_t positions) {
   const double d = static_cast<double>(c.width);

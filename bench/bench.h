@@ -30,33 +30,8 @@
 
 namespace looplab::bench {
 
-// ---- Timing -------------------------------------------------------------------------------
-
-// Waits for the device's queued work (CUDA); nothing on the CPU.
-void sync_device(torch::Device device);
-
-// Seconds of each of `reps` runs of fn after `warmup` untimed runs, sorted.
-template <typename F>
-std::vector<double> sorted_seconds(int64_t warmup, int64_t reps, F&& fn) {
-  for (int64_t i = 0; i < warmup; ++i) fn();
-  std::vector<double> t;
-  for (int64_t i = 0; i < reps; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    fn();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t;
-}
-
-// Median seconds of `reps` runs of fn after one warm-up run.
-template <typename F>
-double median_seconds(int64_t reps, F&& fn) {
-  const std::vector<double> t = sorted_seconds(1, reps, fn);
-  return t[t.size() / 2];
-}
-
-// The 2048^3 product (matmul_seconds, matmul_gflops): runtime.h.
+// Timing (sync_device, sorted_seconds, median_seconds) and the 2048^3 product (matmul_seconds,
+// matmul_gflops): runtime.h.
 
 // ---- The model's FLOPs --------------------------------------------------------------------
 

@@ -13,6 +13,7 @@
 
 #include "looplab/blas_kernel.h"
 #include "looplab/util/error.h"
+#include "looplab/util/list.h"
 
 namespace looplab {
 
@@ -79,17 +80,10 @@ double matmul_seconds(torch::Device device, torch::Dtype dtype, int64_t reps) {
   torch::InferenceMode guard;
   const auto opts = torch::TensorOptions().device(device).dtype(dtype);
   const torch::Tensor a = torch::randn({kMatmulSize, kMatmulSize}, opts), b = torch::randn({kMatmulSize, kMatmulSize}, opts);
-  auto once = [&] {
-    const auto start = std::chrono::steady_clock::now();
+  return median_seconds(std::max<int64_t>(reps, 1), [&] {
     torch::mm(a, b);
-    if (device.is_cuda()) torch::cuda::synchronize();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  once();
-  std::vector<double> t;
-  for (int64_t i = 0; i < std::max<int64_t>(reps, 1); ++i) t.push_back(once());
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+    sync_device(device);
+  });
 }
 
 double matmul_gflops(torch::Device device, torch::Dtype dtype, int64_t reps) {
@@ -118,8 +112,7 @@ nlohmann::json system_info() {
 
 std::string system_text(const nlohmann::json& j) {
   auto str = [&](const char* key) { return j[key].get<std::string>(); };
-  std::string features;
-  for (const auto& f : j["cpu_features"]) features += (features.empty() ? "" : " ") + f.get<std::string>();
+  const std::string features = join(j["cpu_features"].get<std::vector<std::string>>(), " ");
   std::string out = "LibTorch   " + str("libtorch") + ", " + std::to_string(j["threads"].get<int>()) + " thread(s), oneDNN " +
                     (j["onednn"].get<bool>() ? "yes" : "no") + ", CUDA " + (j["cuda"].get<bool>() ? "yes" : "no") + "\n" +
                     "CPU        " + str("cpu") + ": " + features + "\n";

@@ -4,6 +4,9 @@
 #include <torch/torch.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
+#include <chrono>
+#include <vector>
 #include <string>
 
 namespace looplab {
@@ -28,6 +31,33 @@ torch::Device parse_device(const std::string& name);
 // "float32", "float64", "bfloat16", "float16"; throws looplab::Error otherwise.
 torch::Dtype parse_dtype(const std::string& name);
 std::string dtype_name(torch::Dtype dtype);
+
+// Timing of benchmarks and of `info --system`.
+// Waits for the device's queued work (CUDA); nothing on the CPU.
+inline void sync_device(torch::Device device) {
+  if (device.is_cuda()) torch::cuda::synchronize();
+}
+
+// Seconds of each of `reps` runs of fn after `warmup` untimed runs, sorted.
+template <typename F>
+std::vector<double> sorted_seconds(int64_t warmup, int64_t reps, F&& fn) {
+  for (int64_t i = 0; i < warmup; ++i) fn();
+  std::vector<double> t;
+  for (int64_t i = 0; i < reps; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t;
+}
+
+// Median seconds of `reps` runs of fn after one warm-up run.
+template <typename F>
+double median_seconds(int64_t reps, F&& fn) {
+  const std::vector<double> t = sorted_seconds(1, reps, fn);
+  return t[t.size() / 2];
+}
 
 // The 2048^3 matrix product on a device and dtype: median seconds of `reps` (after one warm-up),
 // and the rate in GFLOP/s. The yardstick every benchmark figure is a fraction of.

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "looplab/eval/evaluate.h"
+#include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
 
 namespace looplab::analysis {
@@ -31,6 +32,7 @@ AnalysisSplitReport analyze_split(LoopedTransformerImpl& model, LoopedTransforme
                                   const AnalysisOptions& s, const ReportProgress& progress) {
   if (s.batch < 1 || s.detail_count < 0) throw Error("analyze: batch must be >= 1 and the detail count >= 0");
   const int64_t n = split.size(), T = s.convergence.max_iters;
+  const Decoding decoding = task(model.config().task).spec().decoding;
 
   // Pass 1, every example: convergence and accuracy after each iteration.
   std::vector<Convergence> conv;
@@ -41,7 +43,7 @@ AnalysisSplitReport analyze_split(LoopedTransformerImpl& model, LoopedTransforme
     const Loop loop(model, split.inputs.slice(0, start, end));
     const torch::Tensor target = split.targets.slice(0, start, end).to(model.device());
     const auto batch = convergence(loop, s.convergence, nullptr, [&](int64_t t, const torch::Tensor& x) {
-      const torch::Tensor right = predict(loop.logits(x), model) == target;
+      const torch::Tensor right = predict(loop.logits(x), decoding) == target;
       exact[t - 1] += right.all(1).sum().item<double>();
       per_position[t - 1] += right.to(torch::kDouble).mean(1).sum().item<double>();
     });

@@ -11,6 +11,7 @@
 #include "looplab/runtime.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
+#include "looplab/util/list.h"
 
 namespace looplab::cli {
 
@@ -44,7 +45,7 @@ Command add_solve(CLI::App& parent) {
               flags.push_back(flag_of.at(name));
               if (!text.empty()) want = name, query = text;
             }
-            if (want.empty()) throw Error("give one of: " + [&] { std::string s; for (auto& f : flags) s += (s.empty() ? "" : ", ") + f; return s; }());
+            if (want.empty()) throw Error("give one of: " + join(flags));
             LoopedTransformer model =
                 load_model(o->dir, parse_device(o->device), torch::kFloat32, RunDir(o->dir).weights(o->weights));
             const std::string& have = model->config().task;

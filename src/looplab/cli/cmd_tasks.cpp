@@ -4,14 +4,20 @@
 
 #include "looplab/cli/commands.h"
 #include "looplab/tasks/registry.h"
+#include "looplab/util/error.h"
 
 namespace looplab::cli {
 
 namespace {
 
+// The tasks' own integer parser (tasks/task.h), so the check and the use cannot disagree.
 bool is_integer(const std::string& s) {
-  size_t i = s[0] == '-' ? 1 : 0;
-  return s.size() > i && s.find_first_not_of("0123456789", i) == std::string::npos;
+  try {
+    int_value({{"value", s}}, "value");
+    return true;
+  } catch (const OptionError&) {
+    return false;
+  }
 }
 
 }  // namespace

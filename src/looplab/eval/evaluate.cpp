@@ -79,10 +79,11 @@ Accuracy accuracy_after(LoopedTransformerImpl& model, const Split& split, int64_
 PredictionTrace trace_prediction(LoopedTransformerImpl& model, const torch::Tensor& input, int64_t iters) {
   torch::InferenceMode inference;
   const Loop loop(model, input.unsqueeze(0));
+  const Decoding decoding = task(model.config().task).spec().decoding;
   PredictionTrace trace;
   loop.run(iters, [&](int64_t t, const torch::Tensor&, const torch::Tensor& all_logits) {
     const torch::Tensor logits = all_logits[0].to(torch::kCPU, torch::kFloat32);
-    const torch::Tensor classes = predict(logits, model).to(torch::kInt64).contiguous();
+    const torch::Tensor classes = predict(logits, decoding).to(torch::kInt64).contiguous();
     trace.predictions.emplace_back(classes.data_ptr<int64_t>(), classes.data_ptr<int64_t>() + classes.numel());
     if (t == iters) trace.last_logits = logits;
     if (t > 1 && trace.predictions[t - 1] != trace.predictions[t - 2]) trace.unchanged_from = t;

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "looplab/io/atomic_file.h"
+#include "looplab/io/json_file.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
 
@@ -183,14 +183,7 @@ ModelConfig config_from_json(const json& j, const std::string& source) {
 
 ModelConfig read_model_config(const std::string& dir) {
   const std::string path = dir + "/config.json";
-  const std::string text = read_file(path);
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw Error(path + ": not valid JSON (" + e.what() + ")");
-  }
-  return config_from_json(j, path);
+  return config_from_json(read_json_file(path), path);
 }
 
 std::string describe(const ModelConfig& c) {

@@ -1,5 +1,7 @@
 #include "looplab/run/reports.h"
 
+#include "looplab/io/json_file.h"
+
 #include <cstdio>
 
 #include <cmath>
@@ -154,14 +156,6 @@ int read_version(const json& j) {
     throw KeyError("", "schema_version " + std::to_string(v) + " is newer than this looplab reads (" +
                            std::to_string(Report::kSchemaVersion) + ")");
   return static_cast<int>(v);
-}
-
-json parse(const std::string& text, const std::string& where) {
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {
-    throw Error(where + ": not valid JSON (" + e.what() + ")");
-  }
 }
 
 }  // namespace
@@ -460,7 +454,7 @@ void from_json(const json& j, EpochMetrics& r) {
 
 template <typename Report>
 Report read_report(const std::string& path) {
-  const json j = parse(read_file(path), path);
+  const json j = read_json_file(path);
   try {
     return j.get<Report>();
   } catch (const json::exception& e) {

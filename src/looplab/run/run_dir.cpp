@@ -1,5 +1,7 @@
 #include "looplab/run/run_dir.h"
 
+#include "looplab/io/json_file.h"
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -30,12 +32,7 @@ RunSpec RunDir::spec() const {
   RunSpec s;
   s.model = config();
   const std::string path = file(kTraining);
-  json j;
-  try {
-    j = json::parse(read_file(path));
-  } catch (const json::exception& e) {
-    throw Error(path + ": not valid JSON (" + e.what() + ")");
-  }
+  const json j = read_json_file(path);
   if (!j.is_object() || !j.contains("train") || !j.contains("data"))
     throw Error(path + ": expected the keys 'train' and 'data'");
   // schema_version: absent in files from before versions (version 1).

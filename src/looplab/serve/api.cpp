@@ -231,8 +231,8 @@ json phase(const Query& q) {
 Runs::Runs(std::string root) : root_(std::move(root)) {}
 
 const std::vector<std::string>& Runs::run_files() {
-  static const std::vector<std::string> files = {"config.json", "training.json", "metrics.jsonl",
-                                                 "eval.json",   "analysis.json", "train.log"};
+  static const std::vector<std::string> files = {RunDir::kConfig, RunDir::kTraining, RunDir::kMetrics,
+                                                 RunDir::kEval,   RunDir::kAnalysis, "train.log"};
   return files;
 }
 
@@ -274,15 +274,15 @@ json Runs::list() const {
     std::error_code e2;
     const fs::path c = fs::canonical(entry.path(), e2);
     if (e2 || !is_inside(root, c) || !fs::is_directory(c, e2)) continue;  // symbolic links leading out
-    if (fs::is_regular_file(c / "config.json", e2) || fs::is_regular_file(c / "metrics.jsonl", e2)) names.push_back(name);
+    if (fs::is_regular_file(c / RunDir::kConfig, e2) || fs::is_regular_file(c / RunDir::kMetrics, e2)) names.push_back(name);
   }
   std::sort(names.begin(), names.end());
   for (const auto& name : names) {
     const fs::path dir = root / name;
     json j = {{"name", name}, {"files", present_files(dir)}}, errors = json::object();
-    read_json(dir, "config.json", "config", false, j, errors);
+    read_json(dir, RunDir::kConfig, "config", false, j, errors);
     json m = json::object();
-    read_json(dir, "metrics.jsonl", "metrics", true, m, errors);
+    read_json(dir, RunDir::kMetrics, "metrics", true, m, errors);
     j["epochs"] = m["metrics"].is_array() ? m["metrics"].size() : 0;
     json best = nullptr;
     if (m["metrics"].is_array())
@@ -303,11 +303,11 @@ json Runs::run(const std::string& name) const {
   // Each file is checked like file(): a symbolic link leading out of the runs folder is not read.
   const fs::path root = fs::canonical(root_);
   for (const auto& [file, key, lines] : std::vector<std::tuple<std::string, std::string, bool>>{
-           {"config.json", "config", false},
-           {"training.json", "training", false},
-           {"metrics.jsonl", "metrics", true},
-           {"eval.json", "eval", false},
-           {"analysis.json", "analysis", false}}) {
+           {RunDir::kConfig, "config", false},
+           {RunDir::kTraining, "training", false},
+           {RunDir::kMetrics, "metrics", true},
+           {RunDir::kEval, "eval", false},
+           {RunDir::kAnalysis, "analysis", false}}) {
     std::error_code ec;
     const fs::path c = fs::canonical(dir / file, ec);
     if (!ec && !is_inside(root, c)) {

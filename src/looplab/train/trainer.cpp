@@ -192,27 +192,43 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
               static_cast<long long>(state.best_epoch + 1), dir.c_str());
 }
 
+// The model and optimizer of a run, made from its seed (a run not started yet) or read from its
+// checkpoint, then the epochs left. The two ways give the same weights as a run never stopped.
+void train_from(const std::string& dir, const RunSpec& spec, torch::Device device, bool from_checkpoint) {
+  if (!from_checkpoint) torch::manual_seed(spec.train.seed);
+  LoopedTransformer model(spec.model);
+  model->to(device, parse_dtype(spec.train.dtype));
+  AdamW optimizer = make_optimizer(*model, spec);
+  Random rng(spec.train.seed);
+  Checkpoint c;
+  if (from_checkpoint) {
+    c = load_checkpoint(dir, *model, optimizer);
+    rng.set_state(c.rng_state);
+  }
+  if (c.epochs_done >= spec.train.epochs) {
+    std::printf("%s: all %lld epochs are done (raise the number of epochs to train further)\n", dir.c_str(),
+                static_cast<long long>(spec.train.epochs));
+    return;
+  }
+  run_epochs(dir, spec, *model, optimizer, rng, c);
+}
+
 }  // namespace
 
 void train(const std::string& dir, const RunSpec& given, torch::Device device) {
   RunSpec spec = given;
   check(spec);
-  if (std::filesystem::exists(RunDir(dir).file(RunDir::kCheckpoint)))
-    throw Error(dir + ": already holds a run (resume it to continue it)");
+  const RunDir run(dir);
+  if (run.has(RunDir::kCheckpoint)) throw Error(dir + ": already holds a run (resume it to continue it)");
   // Files named on the command line are relative to where it ran; training.json keeps them
   // absolute, and files inside the run directory relative to it.
   for (std::string* f : {&spec.data.train_file, &spec.data.val_file, &spec.data.hard_file, &spec.data.data_file})
     if (!f->empty()) *f = std::filesystem::absolute(*f).string();
   make_directories(dir);
   task(spec.data.task).prepare(spec.data, dir, torch::get_num_threads());
-  write_file_atomic(RunDir(dir).file(RunDir::kConfig), to_json(spec.model).dump(2) + "\n");
-  RunDir(dir).write_spec(spec);
-  torch::manual_seed(spec.train.seed);
-  LoopedTransformer model(spec.model);
-  model->to(device, parse_dtype(spec.train.dtype));
-  AdamW optimizer = make_optimizer(*model, spec);
-  Random rng(spec.train.seed);
-  run_epochs(dir, spec, *model, optimizer, rng, Checkpoint{});
+  write_file_atomic(run.file(RunDir::kConfig), to_json(spec.model).dump(2) + "\n");
+  run.write_spec(spec);
+  train_from(dir, spec, device, /*from_checkpoint=*/false);
 }
 
 void resume(const std::string& dir, int64_t epochs, torch::Device device) {
@@ -229,21 +245,8 @@ void resume(const std::string& dir, int64_t epochs, torch::Device device) {
     run.write_spec(spec);
   }
   // A run killed after writing its settings but before its first checkpoint starts from its
-  // beginning, exactly as `train` would have (issue 19): same seed, same first draws.
-  const bool started = run.has(RunDir::kCheckpoint);
-  if (!started) torch::manual_seed(spec.train.seed);
-  LoopedTransformer model(spec.model);
-  model->to(device, parse_dtype(spec.train.dtype));
-  AdamW optimizer = make_optimizer(*model, spec);
-  const Checkpoint c = started ? load_checkpoint(dir, *model, optimizer) : Checkpoint{};
-  Random rng(spec.train.seed);
-  if (started) rng.set_state(c.rng_state);
-  if (c.epochs_done >= spec.train.epochs) {
-    std::printf("%s: all %lld epochs are done (raise the number of epochs to train further)\n", dir.c_str(),
-                static_cast<long long>(spec.train.epochs));
-    return;
-  }
-  run_epochs(dir, spec, *model, optimizer, rng, c);
+  // beginning, exactly as `train` would have (issue 19).
+  train_from(dir, spec, device, run.has(RunDir::kCheckpoint));
 }
 
 }  // namespace looplab

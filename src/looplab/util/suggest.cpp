@@ -3,6 +3,7 @@
 #include "looplab/model/config.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
+#include "looplab/util/list.h"
 
 #include <CLI/CLI.hpp>
 
@@ -68,11 +69,6 @@ std::vector<const App*> listed_subcommands(const App& app) {
   return out;
 }
 
-std::string join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
-  return out;
-}
 
 std::vector<std::string> names(const std::vector<const App*>& apps) {
   std::vector<std::string> out;

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <functional>
 
-#include "looplab/tasks/bands.h"
+#include "looplab/tasks/rated_puzzles.h"
 #include "looplab/tasks/chess/generator.h"
 #include "looplab/tasks/chess/puzzles.h"
 #include "looplab/tasks/task.h"
@@ -36,12 +36,6 @@ Examples encode(const std::vector<chess::Example>& examples, const std::vector<i
   return e;
 }
 
-std::vector<int64_t> all_of(size_t n) {
-  std::vector<int64_t> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<int64_t>(i);
-  return v;
-}
-
 chess::Board parse(const std::string& fen) {
   chess::Board b;
   std::string why;
@@ -57,22 +51,8 @@ class Chess : public Task {
     return s;
   }
 
-  DataOptions default_data() const override {
-    DataOptions d = Task::default_data();
-    d.train_count = 40000, d.val_count = 10000, d.hard_count = 10000;
-    return d;
-  }
-
-  Preset preset(const std::string& name) const override {
-    Preset p = Task::preset(name);
-    if (name == "cpu") {
-      // 64 tokens with full attention: the sudoku preset's sizes (docs/presets.md).
-      p.width = 128, p.heads = 4;
-      p.train_count = 4000, p.val_count = 1000, p.hard_count = 1000;
-      p.batch = 100, p.epochs = 25, p.cooldown_epoch = 20;
-    }
-    return p;
-  }
+  DataOptions default_data() const override { return puzzle_data(Task::default_data()); }
+  Preset preset(const std::string& name) const override { return puzzle_preset(Task::preset(name), name); }
 
   // Easy (train, val): rating below 1600; hard: 1600-2000. The database is ordered by puzzle id,
   // effectively random, so the first puzzles of each band are a fair sample; they are shuffled
@@ -99,15 +79,7 @@ class Chess : public Task {
   }
 
   Examples synthetic(int64_t count, int64_t positions, uint64_t seed) const override {
-    Random rng(seed);
-    Examples e;
-    e.resize(count, positions, 12);
-    for (int64_t i = 0; i < count; ++i)
-      for (int64_t c = 0; c < positions; ++c) {
-        e.input(i)[c * 12 + rng.uniform_int(0, 11)] = 1;
-        e.target(i)[c] = rng.uniform_int(0, 1);
-      }
-    return e;
+    return random_one_hot(count, positions, 12, 2, seed);
   }
 
   Tool generator() const override {

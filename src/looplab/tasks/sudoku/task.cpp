@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "looplab/io/atomic_file.h"
-#include "looplab/tasks/bands.h"
+#include "looplab/tasks/rated_puzzles.h"
 #include "looplab/tasks/sudoku/dataset.h"
 #include "looplab/tasks/sudoku/solver.h"
 #include "looplab/tasks/task.h"
@@ -108,32 +108,15 @@ class Sudoku : public Task {
     return s;
   }
 
-  DataOptions default_data() const override {
-    DataOptions d = Task::default_data();
-    d.train_count = 40000, d.val_count = 10000, d.hard_count = 10000;
-    return d;
-  }
-
-  Preset preset(const std::string& name) const override {
-    Preset p = Task::preset(name);
-    if (name == "cpu") {
-      // 81 tokens with full attention cost ~3x a prefix-sums example: a smaller set, batch 100,
-      // width 128 (docs/presets.md, sudoku experiments 1-2).
-      p.width = 128, p.heads = 4;
-      p.train_count = 4000, p.val_count = 1000, p.hard_count = 1000;
-      p.batch = 100, p.epochs = 25, p.cooldown_epoch = 20;
-    }
-    return p;
-  }
+  DataOptions default_data() const override { return puzzle_data(Task::default_data()); }
+  Preset preset(const std::string& name) const override { return puzzle_preset(Task::preset(name), name); }
 
   Examples load(const DataOptions& s, const std::string& split) const override {
     s.count(split);  // checks the split's name
     const std::string& file = s.file(split);
     if (!file.empty()) {  // a file for this split alone: all its puzzles
       const sudoku::Dataset d = sudoku::read_csv(s.resolve(file), s.skip_bad);
-      std::vector<int64_t> all(d.puzzles.size());
-      for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
-      return encode(d.puzzles, all);
+      return encode(d.puzzles, all_of(d.puzzles.size()));
     }
     if (s.data_file.empty())
       throw Error("sudoku: no puzzles given (a data file of rated puzzles, or a file for the " + split +
@@ -164,15 +147,7 @@ class Sudoku : public Task {
   }
 
   Examples synthetic(int64_t count, int64_t positions, uint64_t seed) const override {
-    Random rng(seed);
-    Examples e;
-    e.resize(count, positions, 10);
-    for (int64_t i = 0; i < count; ++i)
-      for (int64_t c = 0; c < positions; ++c) {
-        e.input(i)[c * 10 + rng.uniform_int(0, 9)] = 1;
-        e.target(i)[c] = rng.uniform_int(0, 9);
-      }
-    return e;
+    return random_one_hot(count, positions, 10, 10, seed);
   }
 
   Tool generator() const override {
