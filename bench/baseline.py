@@ -5,7 +5,7 @@ prefix sums, full attention on the 9x9 sudoku grid), the way a user of the paper
 code would run it: nn.Modules, eager mode, torch.optim.AdamW, clip_grad_norm_.
 
   baseline.py step    --task T --batch B --n N --k K --reps R --threads P
-  baseline.py latency --task T --reps R --threads P
+  baseline.py latency --task T --reps R --threads P [--batch B --positions L --width D --heads H]
 
 Each prints one line `json: {...}` (median seconds), as `looplab bench step|latency` do.
 """
@@ -49,6 +49,12 @@ def apply_rope(x, cos, sin):
     return torch.stack((re * cos - im * sin, re * sin + im * cos), -1).flatten(-2)
 
 
+def window_index(length, window):
+    """[L, W] key positions of each query's window (the same s as window_mask)."""
+    starts = (torch.arange(length) - window // 2).clamp(0, max(length - window, 0))
+    return starts.unsqueeze(1) + torch.arange(min(window, length))
+
+
 def window_mask(length, window):
     """Additive [L, L] mask: query i sees keys s..s+w-1, s = clamp(i - w//2, 0, L - w)."""
     mask = torch.full((length, length), float("-inf"))
@@ -67,16 +73,23 @@ class Attention(nn.Module):
         self.q_norm = RMSNorm(d // heads)
         self.k_norm = RMSNorm(d // heads)
 
-    def forward(self, u, cos, sin, mask):
+    def forward(self, u, cos, sin, window):
         B, L, d = u.shape
         hd = d // self.heads
         q, k, v = self.qkv(u).view(B, L, 3, self.heads, hd).permute(2, 0, 3, 1, 4)
         q = self.q_norm(apply_rope(q, cos, sin))
         k = self.k_norm(apply_rope(k, cos, sin))
-        scores = q @ k.transpose(-1, -2) / math.sqrt(hd)
-        if mask is not None:
-            scores = scores + mask
-        out = scores.softmax(-1) @ v
+        if window is not None and window.dtype == torch.long:
+            # Long inputs: gather each query's W keys ([B, heads, L, W, hd]) rather than scoring
+            # all L x L pairs, as one would write neighbourhood attention at 512 tokens.
+            kw, vw = k[:, :, window], v[:, :, window]
+            scores = torch.einsum("bhld,bhlwd->bhlw", q, kw) / math.sqrt(hd)
+            out = torch.einsum("bhlw,bhlwd->bhld", scores.softmax(-1), vw)
+        else:
+            scores = q @ k.transpose(-1, -2) / math.sqrt(hd)
+            if window is not None:  # an additive [L, L] mask
+                scores = scores + window
+            out = scores.softmax(-1) @ v
         return self.out_proj(out.transpose(1, 2).reshape(B, L, d))
 
 
@@ -98,7 +111,7 @@ class Block(nn.Module):
 
 
 class LoopedTransformer(nn.Module):
-    def __init__(self, in_channels, out_channels, grid, local, d=256, heads=8, mlp_ratio=4):
+    def __init__(self, in_channels, out_channels, grid, local, d=256, heads=8, mlp_ratio=4, attention="mask"):
         super().__init__()
         self.projection = nn.Linear(in_channels, d)
         self.recur_blocks = nn.ModuleList([Block(d, heads, mlp_ratio)])
@@ -107,7 +120,10 @@ class LoopedTransformer(nn.Module):
         self.register_buffer("cos", cos.float())  # converted with the model by .to(dtype)
         self.register_buffer("sin", sin.float())
         length = math.prod(grid)
-        self.register_buffer("mask", window_mask(length, 5) if local else None)
+        window = None
+        if local:
+            window = window_index(length, 5) if attention == "gather" else window_mask(length, 5)
+        self.register_buffer("mask", window)
 
     def iterate(self, x, x0):
         for block in self.recur_blocks:
@@ -129,7 +145,8 @@ def setup(args):
     else:
         raise SystemExit(f"unknown task {args.task}")
     dtype = getattr(torch, args.dtype)
-    model = LoopedTransformer(cin, cout, grid, local, args.width, args.heads).to(args.device, dtype)
+    model = LoopedTransformer(cin, cout, grid, local, args.width, args.heads, attention=args.attention)
+    model = model.to(args.device, dtype)
     return model, inputs.to(args.device, dtype), target.to(args.device)
 
 
@@ -188,7 +205,8 @@ def latency_command(args):
             x = model.iterate(x, x0)
             sync(args)
             times.append(time.perf_counter() - start)
-    return {"kind": "latency", "task": args.task, "batch": args.batch, "seconds": statistics.median(times)}
+    return {"kind": "latency", "task": args.task, "batch": args.batch, "positions": args.positions,
+            "attention": args.attention, "seconds": statistics.median(times)}
 
 
 def main():
@@ -205,10 +223,14 @@ def main():
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--device", default="cpu")
+    p.add_argument("--attention", default="auto", choices=["auto", "mask", "gather"],
+                   help="neighbourhood window: a dense [L, L] mask or gathered keys (auto: gather above 64 tokens)")
     p.add_argument("--dtype", default="float32", choices=["float32", "float64", "bfloat16", "float16"])
     args = p.parse_args()
     if args.threads > 0:
         torch.set_num_threads(args.threads)
+    if args.attention == "auto":
+        args.attention = "gather" if args.positions > 64 else "mask"
     if args.batch is None:
         args.batch = 1 if args.command == "latency" else 500
     result = step_command(args) if args.command == "step" else latency_command(args)

@@ -266,11 +266,17 @@ void run_latency(const LatencyOptions& o) {
     sync_device(s.device);
   });
   const double gflops = matmul_gflops(s.device, s.dtype, 5);
+  // The iteration's model FLOPs (model_flops: what looplab runs, Wh x0 outside the loop).
+  const double iteration_flops =
+      model_flops(s.model->config(), s.positions).iteration * static_cast<double>(o.model.batch * s.positions);
+  std::printf("model %.1f GFLOP/s against matmul %.1f GFLOP/s: %.0f%%\n", iteration_flops / seconds / 1e9, gflops,
+              100 * iteration_flops / seconds / 1e9 / gflops);
   std::printf("its %zu dense-layer products alone: %.3f ms (%.1f GFLOP/s; matmul 2048^3 %.1f GFLOP/s)\n",
               dense.size(), dense_seconds * 1e3, dense_flops / dense_seconds / 1e9, gflops);
   const nlohmann::json j = {{"kind", "latency"}, {"task", o.model.task}, {"batch", o.model.batch},
                             {"positions", s.positions}, {"seconds", seconds},
                             {"dense_seconds", dense_seconds}, {"dense_flops", dense_flops},
+                            {"iteration_flops", iteration_flops}, {"width", o.model.width},
                             {"matmul_gflops", gflops}, {"threads", torch::get_num_threads()}};
   std::printf("json: %s\n", j.dump().c_str());
 }

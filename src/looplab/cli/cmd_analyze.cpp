@@ -9,6 +9,7 @@
 #include "looplab/cli/commands.h"
 #include "looplab/model/model_dir.h"
 #include "looplab/run/run_dir.h"
+#include "looplab/run/stages.h"
 #include "looplab/runtime.h"
 #include "looplab/util/error.h"
 #include "looplab/util/list.h"
@@ -56,41 +57,20 @@ Command add_analyze(CLI::App& parent) {
             if (o->count < 1 || o->iters < 1 || o->detail < 0 || o->batch < 1 || o->arnoldi < 1 ||
                 !(o->tolerance > 0))
               throw Error("analyze: --count, --iters, --batch and --arnoldi-steps must be >= 1, --detail >= 0, --tolerance > 0");
-            const RunDir run(o->dir);
-            const std::string weights = run.weights(o->weights);
-            const torch::Device device = parse_device(o->device);
-            LoopedTransformer model = load_model(o->dir, device, parse_dtype(o->dtype), weights);
-            if (model->config().recall == Recall::kFixed)
-              throw Error(o->dir + ": a fixed-depth model (recall fixed) has no iteration to analyze");
-            LoopedTransformer detail = load_model(o->dir, device, torch::kFloat64, weights);
-            for (auto* m : {&model, &detail}) {
-              (*m)->eval();
-              for (auto& p : (*m)->parameters()) p.requires_grad_(false);
-            }
-            detail->set_fused_attention(false);
-
-            analysis::AnalysisOptions s;
-            s.convergence.max_iters = o->iters;
-            s.convergence.tolerance = o->tolerance;
-            s.batch = o->batch;
-            s.detail_count = o->detail;
-            s.arnoldi_steps = o->arnoldi;
-            s.seed = o->seed;
-            s.training_iters = run.training_iters();
-            DataOptions data = run.evaluation_data();
-            AnalysisReport report{AnalysisReport::kSchemaVersion, weights, analysis::recall_spectral_radius(*model), {}};
+            AnalyzeRunOptions a;
+            a.splits = split_list(o->splits);
+            a.count = o->count;
+            a.analysis.convergence.max_iters = o->iters;
+            a.analysis.convergence.tolerance = o->tolerance;
+            a.analysis.batch = o->batch;
+            a.analysis.detail_count = o->detail;
+            a.analysis.arnoldi_steps = o->arnoldi;
+            a.analysis.seed = o->seed;
+            a.weights = o->weights;
+            a.device = o->device;
+            a.dtype = o->dtype;
             std::string text;
-            for (const std::string& name : split_list(o->splits)) {
-              data.set_count(name, o->count);
-              const Split split = load_split(data, name);
-              std::map<std::string, Progress> stages;  // made when a stage starts, so its rate is its own
-              report.splits[name] = analysis::analyze_split(
-                  *model, *detail, split, s, [&](const std::string& stage, int64_t done, int64_t total) {
-                    stages.try_emplace(stage, name + " " + stage).first->second(done, total);
-                  });
-              text += analysis::report_text(name, report.splits[name]);
-            }
-            write_report(run.file(RunDir::kAnalysis), report);
+            const AnalysisReport report = analyze_run(o->dir, a, &text);
             if (o->json) {
               std::cout << nlohmann::json(report).dump(2) << "\n";
               return;

@@ -39,14 +39,14 @@ Command add_demo(CLI::App& parent) {
   auto* app = parent.add_subcommand("demo", "The paper's contrast: recall against autonomous, trained short, tested long");
   struct Options {
     std::string models = "models", live_dir = "runs/demo-live";
-    int64_t val_count = 500, hard_count = 100, iters = 500, live_epochs = 3;
+    int64_t val_count = 500, hard_count = 50, iters = 500, live_epochs = -1;
   };
   auto o = std::make_shared<Options>();
   app->add_option("--models", o->models, "directory holding the shipped model directories")->capture_default_str();
   app->add_option("--val-count", o->val_count, "val examples")->capture_default_str();
   app->add_option("--hard-count", o->hard_count, "hard examples")->capture_default_str();
   app->add_option("--iters", o->iters, "most test iterations")->capture_default_str();
-  app->add_option("--live-epochs", o->live_epochs, "epochs of the short live training run (0: skip)")->capture_default_str();
+  app->add_option("--live-epochs", o->live_epochs, "epochs of the short live training run (0: skip; default: the task's demo's)");
   app->add_option("--live-dir", o->live_dir, "run directory of the live training run (replaced)")->capture_default_str();
   return {app, [o] {
             if (o->val_count < 1 || o->hard_count < 1 || o->iters < 1) throw Error("counts and --iters must be >= 1");
@@ -80,12 +80,15 @@ Command add_demo(CLI::App& parent) {
                           100 * curves[0].first.exact[r - 1], 100 * curves[0].second.exact[r - 1],
                           100 * curves[1].first.exact[r - 1], 100 * curves[1].second.exact[r - 1]);
             std::printf("\n%s", d.conclusion.c_str());
-            if (o->live_epochs < 1) return;
+            if (o->live_epochs == 0) return;
             std::printf("\n%s\n", d.live_title.c_str());
             std::fflush(stdout);
             std::filesystem::remove_all(o->live_dir);
             RunSpec spec = preset_spec("cpu", t->name(), parse_recall(d.live_recall), parse_norm(d.live_norm));
-            spec.train.epochs = o->live_epochs;
+            spec.train.epochs = o->live_epochs > 0 ? o->live_epochs : d.live_epochs;
+            spec.train.batch = d.live_batch;
+            spec.train.lr = d.live_lr;
+            spec.train.cooldown_epoch = d.live_cooldown_epoch;
             spec.data.train_count = d.live_train_count;
             spec.data.val_count = d.live_val_count;
             train(o->live_dir, spec, torch::kCPU);

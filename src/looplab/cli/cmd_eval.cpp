@@ -11,6 +11,7 @@
 #include "looplab/eval/evaluate.h"
 #include "looplab/model/model_dir.h"
 #include "looplab/run/run_dir.h"
+#include "looplab/run/stages.h"
 #include "looplab/runtime.h"
 #include "looplab/util/error.h"
 #include "looplab/util/list.h"
@@ -31,40 +32,41 @@ void run(const Options& o) {
   const auto [first, last] = parse_range(o.iters, "iters");
   if (o.batch < 1 || o.count < 0) throw Error("--batch must be >= 1 and --count >= 0");
   if (o.early_exit < 0 || o.anderson < 0) throw Error("--early-exit and --anderson must be >= 0");
+  const std::vector<std::string> order = split_list(o.splits);
   const RunDir run(o.dir);
+  if (o.early_exit == 0 && o.anderson == 0) {
+    const EvalReport plain = evaluate_run(o.dir, {order, first, last, o.count, o.batch, o.weights, o.device, o.dtype});
+    if (o.json) {
+      std::cout << nlohmann::json(plain).dump(2) << "\n";
+      return;
+    }
+    std::cout << to_text(plain, order);
+    std::printf("wrote %s\n", run.file(RunDir::kEval).c_str());
+    return;
+  }
   const std::string weights = run.weights(o.weights);
   LoopedTransformer model = load_model(o.dir, parse_device(o.device), parse_dtype(o.dtype), weights);
   model->eval();
   DataOptions data = run.evaluation_data();
-  const bool accelerated = o.early_exit > 0 || o.anderson > 0;
-  EvalReport plain{EvalReport::kSchemaVersion, weights, first, last, {}};
   AcceleratedReport fast{AcceleratedReport::kSchemaVersion, weights, last, o.early_exit, o.anderson, {}};
-  const std::vector<std::string> order = split_list(o.splits);
   for (const std::string& name : order) {
     if (o.count) data.set_count(name, o.count);
     const Split split = load_split(data, name);
     Progress progress(name, Progress::Log::kNone);
-    if (accelerated) {
-      FixedPointOptions fp;
-      fp.max_iters = last;
-      fp.tolerance = o.early_exit;
-      fp.anderson = o.anderson;
-      fast.splits[name] = evaluate_accelerated(*model, split, o.batch, fp, std::ref(progress));
-    } else {
-      CurveReport c = evaluate_curve(*model, split, last, o.batch, std::ref(progress));
-      for (auto* v : {&c.exact, &c.per_position, &c.relative_step, &c.unchanged}) v->erase(v->begin(), v->begin() + (first - 1));
-      c.iterations.erase(c.iterations.begin(), c.iterations.begin() + (first - 1));
-      plain.splits[name] = c;
-    }
+    FixedPointOptions fp;
+    fp.max_iters = last;
+    fp.tolerance = o.early_exit;
+    fp.anderson = o.anderson;
+    fast.splits[name] = evaluate_accelerated(*model, split, o.batch, fp, std::ref(progress));
     progress.clear();
   }
-  const std::string file = run.file(accelerated ? RunDir::kEvalAccelerated : RunDir::kEval);
-  if (accelerated) write_report(file, fast); else write_report(file, plain);
+  const std::string file = run.file(RunDir::kEvalAccelerated);
+  write_report(file, fast);
   if (o.json) {
-    std::cout << (accelerated ? nlohmann::json(fast) : nlohmann::json(plain)).dump(2) << "\n";
+    std::cout << nlohmann::json(fast).dump(2) << "\n";
     return;
   }
-  std::cout << (accelerated ? to_text(fast, order) : to_text(plain, order));
+  std::cout << to_text(fast, order);
   std::printf("wrote %s\n", file.c_str());
 }
 

@@ -3,6 +3,7 @@
 
 #include "looplab/cli/commands.h"
 #include "looplab/run/run_dir.h"
+#include "looplab/run/run_options.h"
 #include "looplab/runtime.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/train/trainer.h"
@@ -15,17 +16,36 @@ namespace {
 struct Options {
   std::string task = default_task(), recall = "external", norm = "post", preset = "cpu", out, resume;
   std::string device = "cpu";
-  bool recompute = false;
   // Flags given on the command line, applied over the preset in order.
   std::vector<std::pair<std::string, std::function<void(RunSpec&)>>> overrides;
 };
 
-template <typename T, typename Set>
-void add_override(CLI::App* app, const std::shared_ptr<Options>& o, const std::string& name, const std::string& help,
-                  Set set) {
-  app->add_option_function<T>(
-      name, [o, name, set](const T& v) { o->overrides.emplace_back(name, [set, v](RunSpec& s) { set(s, v); }); },
-      help);
+// One flag per option of the run table (run/run_options.h), recorded in the order given.
+void add_run_options(CLI::App* app, const std::shared_ptr<Options>& o) {
+  for (const RunOption& option : run_options()) {
+    const std::string flag = "--" + option.name;
+    auto record = [o, flag, &option](OptionValue v) {
+      o->overrides.emplace_back(flag, [&option, v](RunSpec& s) { option.apply(s, v); });
+    };
+    switch (option.kind) {
+      case RunOption::Kind::kInt:
+        app->add_option_function<int64_t>(flag, [record](const int64_t& v) { record(v); }, option.help);
+        break;
+      case RunOption::Kind::kUnsigned:
+        app->add_option_function<uint64_t>(
+            flag, [record](const uint64_t& v) { record(static_cast<int64_t>(v)); }, option.help);
+        break;
+      case RunOption::Kind::kNumber:
+        app->add_option_function<double>(flag, [record](const double& v) { record(v); }, option.help);
+        break;
+      case RunOption::Kind::kText:
+        app->add_option_function<std::string>(flag, [record](const std::string& v) { record(v); }, option.help);
+        break;
+      case RunOption::Kind::kFlag:
+        app->add_flag_function(flag, [record](int64_t) { record(true); }, option.help);
+        break;
+    }
+  }
 }
 
 }  // namespace
@@ -42,48 +62,7 @@ Command add_train(CLI::App& parent) {
   app->add_option("--out", o->out, "run directory to create");
   app->add_option("--resume", o->resume, "run directory to continue");
   app->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
-  app->add_flag("--recompute", o->recompute, "recompute each gradient iteration in the backward pass (flat memory in k)");
-  // Overrides of the preset (docs/presets.md lists the presets' values).
-  add_override<double>(app, o, "--lr", "peak learning rate", [](RunSpec& s, double v) { s.train.lr = v; });
-  add_override<int64_t>(app, o, "--epochs", "epochs (with --resume: the new total)",
-                        [](RunSpec& s, int64_t v) { s.train.epochs = v; });
-  add_override<int64_t>(app, o, "--cooldown-epoch", "first epoch of the 10x cool-down (paper: 60)",
-                        [](RunSpec& s, int64_t v) { s.train.cooldown_epoch = v; });
-  add_override<int64_t>(app, o, "--batch", "batch size", [](RunSpec& s, int64_t v) { s.train.batch = v; });
-  add_override<uint64_t>(app, o, "--seed", "seed of initialization, shuffling and n/k draws",
-                         [](RunSpec& s, uint64_t v) { s.train.seed = v; });
-  add_override<int64_t>(app, o, "--max-iters", "T, the most iterations in training",
-                        [](RunSpec& s, int64_t v) { s.train.max_iters = v; });
-  add_override<double>(app, o, "--alpha", "progressive-loss weight (1: progressive loss only)",
-                       [](RunSpec& s, double v) { s.train.alpha = v; });
-  add_override<std::string>(app, o, "--dtype", "float32 or float64",
-                            [](RunSpec& s, const std::string& v) { s.train.dtype = v; });
-  add_override<int64_t>(app, o, "--width", "model width", [](RunSpec& s, int64_t v) { s.model.width = v; });
-  add_override<int64_t>(app, o, "--heads", "attention heads", [](RunSpec& s, int64_t v) { s.model.heads = v; });
-  add_override<int64_t>(app, o, "--train-count", "training examples",
-                        [](RunSpec& s, int64_t v) { s.data.train_count = v; });
-  add_override<int64_t>(app, o, "--val-count", "val examples", [](RunSpec& s, int64_t v) { s.data.val_count = v; });
-  add_override<int64_t>(app, o, "--hard-count", "hard examples", [](RunSpec& s, int64_t v) { s.data.hard_count = v; });
-  add_override<int64_t>(app, o, "--train-bits", "1-D tasks: train and val length",
-                        [](RunSpec& s, int64_t v) { s.data.train_bits = v; });
-  add_override<int64_t>(app, o, "--hard-bits", "1-D tasks: hard length",
-                        [](RunSpec& s, int64_t v) { s.data.hard_bits = v; });
-  add_override<uint64_t>(app, o, "--data-seed", "seed of the generated data",
-                         [](RunSpec& s, uint64_t v) { s.data.seed = v; });
-  add_override<std::string>(app, o, "--train-file", "CSV of training examples (replaces generated ones)",
-                            [](RunSpec& s, const std::string& v) { s.data.train_file = v; });
-  add_override<std::string>(app, o, "--val-file", "CSV of val examples",
-                            [](RunSpec& s, const std::string& v) { s.data.val_file = v; });
-  add_override<std::string>(app, o, "--hard-file", "CSV of hard examples",
-                            [](RunSpec& s, const std::string& v) { s.data.hard_file = v; });
-  add_override<std::string>(app, o, "--data-file",
-                            "one file of rated examples to split by rating into easy (train, val) and hard (see the "
-                            "task's docs; a task that needs one and has none makes a pool from --data-seed)",
-                            [](RunSpec& s, const std::string& v) { s.data.data_file = v; });
-  app->add_flag_function(
-      "--skip-bad",
-      [o](int64_t) { o->overrides.emplace_back("--skip-bad", [](RunSpec& s) { s.data.skip_bad = true; }); },
-      "count and skip bad rows of the data files");
+  add_run_options(app, o);
   return {app, [o] {
             const torch::Device device = parse_device(o->device);
             if (!o->resume.empty()) {
@@ -102,7 +81,6 @@ Command add_train(CLI::App& parent) {
               throw Error(o->out + ": already holds a run (use --resume " + o->out + " to continue it)");
             RunSpec spec = preset_spec(o->preset, o->task, parse_recall(o->recall), parse_norm(o->norm));
             for (const auto& [name, apply] : o->overrides) apply(spec);
-            spec.train.recompute = o->recompute;
             train(o->out, spec, device);
           }};
 }

@@ -31,6 +31,7 @@ Command add_bench(CLI::App& parent);
 Command add_explore(CLI::App& parent);
 Command add_analyze(CLI::App& parent);
 Command add_serve(CLI::App& parent);
+Command add_sweep(CLI::App& parent);
 // `looplab data TASK` and each task's own commands (`looplab TASK TOOL`), from the registry.
 std::vector<Command> add_task_commands(CLI::App& parent, const int& threads);
 void add_geometry_commands(CLI::App* analyze, std::vector<Command>& out);

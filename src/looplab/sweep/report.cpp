@@ -1,0 +1,223 @@
+#include "looplab/sweep/report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+#include <algorithm>
+
+#include "looplab/io/json_file.h"
+#include "looplab/model/config.h"
+#include "looplab/run/reports.h"
+#include "looplab/run/run_dir.h"
+#include "looplab/sweep/state.h"
+#include "looplab/util/error.h"
+
+namespace looplab::sweep {
+
+namespace fs = std::filesystem;
+
+Stat stat_of(const std::vector<double>& v) {
+  Stat s;
+  s.n = static_cast<int64_t>(v.size());
+  if (v.empty()) return s;
+  for (double x : v) s.mean += x;
+  s.mean /= static_cast<double>(v.size());
+  if (v.size() > 1) {
+    double ss = 0;
+    for (double x : v) ss += (x - s.mean) * (x - s.mean);
+    s.standard_error = std::sqrt(ss / static_cast<double>(v.size() - 1)) / std::sqrt(static_cast<double>(v.size()));
+  }
+  return s;
+}
+
+namespace {
+
+// The paper's value at task/norm/recall/lr, its learning rates written as "3e-4".
+std::optional<double> paper_value(const nlohmann::json& table, const Group& g) {
+  for (const auto& [key, value] : table.items()) {
+    const std::string prefix = g.task + "/" + g.norm + "/" + g.recall + "/";
+    if (key.rfind(prefix, 0) != 0) continue;
+    const double lr = std::strtod(key.c_str() + prefix.size(), nullptr);
+    if (std::abs(lr - g.lr) <= 1e-9 * g.lr) return value.get<double>();
+  }
+  return std::nullopt;
+}
+
+std::string cell(const Stat& s) {
+  if (s.n == 0) return "-";
+  char buf[64];
+  if (s.n == 1) std::snprintf(buf, sizeof buf, "%.2f", s.mean);
+  else std::snprintf(buf, sizeof buf, "%.2f ± %.2f", s.mean, s.standard_error);
+  return buf;
+}
+
+std::string paper_cell(const std::optional<double>& v) {
+  if (!v) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", *v);
+  return buf;
+}
+
+// A run's group: its folder name without the seed parts (recall-none_seed-1 -> recall-none).
+std::string group_key(const Sweep&, const Run& run) {
+  std::string name, part;
+  std::stringstream parts(run.name);
+  while (std::getline(parts, part, '_')) {
+    if (part.rfind("seed-", 0) == 0 || part.rfind("data-seed-", 0) == 0) continue;
+    name += (name.empty() ? "" : "_") + part;
+  }
+  return name.empty() ? "base" : name;
+}
+
+std::string lr_text(double lr) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", lr);
+  return buf;
+}
+
+}  // namespace
+
+Report make_report(const Sweep& sw, const std::string& paper_tables) {
+  nlohmann::json paper;
+  if (!paper_tables.empty() && fs::exists(paper_tables)) paper = read_json_file(paper_tables);
+  Report rep;
+  rep.sweep = sw.name;
+  rep.file = sw.file;
+  rep.eval_iters = sw.eval.iters;
+  std::map<std::string, size_t> index;
+  for (const Run& run : sw.runs) {
+    const std::string key = group_key(sw, run);
+    auto [it, fresh] = index.emplace(key, rep.groups.size());
+    if (fresh) {
+      Group g;
+      g.key = key;
+      g.task = run.spec.model.task;
+      g.norm = to_string(run.spec.model.norm);
+      g.recall = to_string(run.spec.model.recall);
+      g.preset = run.spec.train.preset;
+      g.lr = run.spec.train.lr;
+      rep.groups.push_back(g);
+    }
+    rep.groups[it->second].runs_planned++;
+  }
+  std::vector<std::vector<double>> val(rep.groups.size()), hard(rep.groups.size()), rho(rep.groups.size());
+  for (const Run& run : sw.runs) {
+    const size_t g = index.at(group_key(sw, run));
+    if (run_status(sw, run).state != State::kDone) continue;
+    const std::string dir = sw.run_dir(run);
+    const auto eval = read_report<EvalReport>(dir + "/" + RunDir::kEval);
+    auto last_exact = [&](const std::string& split, std::vector<double>& into) {
+      const auto s = eval.splits.find(split);
+      if (s != eval.splits.end() && !s->second.exact.empty()) into.push_back(100 * s->second.exact.back());
+    };
+    last_exact("val", val[g]);
+    last_exact("hard", hard[g]);
+    if (fs::exists(dir + "/" + RunDir::kAnalysis)) {
+      const auto a = read_report<AnalysisReport>(dir + "/" + RunDir::kAnalysis);
+      if (!a.recall_spectral_radius.empty()) rho[g].push_back(a.recall_spectral_radius.front());
+    }
+    rep.groups[g].runs.push_back(run.name);
+  }
+  for (size_t g = 0; g < rep.groups.size(); ++g) {
+    Group& gr = rep.groups[g];
+    gr.val = stat_of(val[g]);
+    gr.hard = stat_of(hard[g]);
+    gr.rho = stat_of(rho[g]);
+    const std::string table6 = gr.task == "sudoku" ? "table6_sudoku_" : "";
+    if (paper.contains("table4_val")) {
+      gr.paper_val = paper_value(paper[table6.empty() ? "table4_val" : table6 + "val"], gr);
+      gr.paper_hard = paper_value(paper[table6.empty() ? "table5_hard" : table6 + "hard"], gr);
+    }
+  }
+  return rep;
+}
+
+std::string to_markdown(const Report& r) {
+  std::string out = "# Sweep " + r.sweep + " (" + r.file + ")\n\n";
+  out += "Exact accuracy in percent after " + std::to_string(r.eval_iters) +
+         " iterations, mean ± standard error over the seeds that are done; the paper's value (mean of 3 seeds, "
+         "paper preset) beside it, in italics where this sweep's preset is not the paper's.\n\n";
+  // Tables 4 and 5 in the paper's layout: rows norm x recall, columns task x lr.
+  std::vector<std::pair<std::string, double>> columns;
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (const Group& g : r.groups) {
+    if (std::find(columns.begin(), columns.end(), std::pair{g.task, g.lr}) == columns.end()) columns.push_back({g.task, g.lr});
+    if (std::find(rows.begin(), rows.end(), std::pair{g.norm, g.recall}) == rows.end()) rows.push_back({g.norm, g.recall});
+  }
+  auto find = [&](const std::string& norm, const std::string& recall, const std::string& task, double lr) -> const Group* {
+    const Group* found = nullptr;
+    int64_t matches = 0;
+    for (const Group& g : r.groups)
+      if (g.norm == norm && g.recall == recall && g.task == task && g.lr == lr) found = &g, ++matches;
+    return matches == 1 ? found : nullptr;  // several: the sweep varies more than the paper's axes
+  };
+  for (const auto& [title, which] : {std::pair{"val (table 4)", 0}, std::pair{"hard (table 5)", 1}}) {
+    out += "## " + std::string(title) + "\n\n| norm | recall |";
+    std::string rule = "|---|---|";
+    for (const auto& [task, lr] : columns) {
+      out += " " + task + " lr " + lr_text(lr) + " | paper |";
+      rule += "---|---|";
+    }
+    out += "\n" + rule + "\n";
+    for (const auto& [norm, recall] : rows) {
+      out += "| " + norm + " | " + recall + " |";
+      for (const auto& [task, lr] : columns) {
+        const Group* g = find(norm, recall, task, lr);
+        if (!g) {
+          out += " - | - |";
+          continue;
+        }
+        const std::string p = paper_cell(which == 0 ? g->paper_val : g->paper_hard);
+        out += " " + cell(which == 0 ? g->val : g->hard) + " | " + (g->preset != "paper" && p != "-" ? "*" + p + "*" : p) + " |";
+      }
+      out += "\n";
+    }
+    out += "\n";
+  }
+  out += "## Every group\n\n| group | runs done | val | hard | rho(Wx) | paper val | paper hard |\n|---|---|---|---|---|---|---|\n";
+  for (const Group& g : r.groups) {
+    char rho[48] = "-";
+    if (g.rho.n) std::snprintf(rho, sizeof rho, "%.4f", g.rho.mean);
+    out += "| " + g.key + " | " + std::to_string(g.runs.size()) + "/" + std::to_string(g.runs_planned) + " | " +
+           cell(g.val) + " | " + cell(g.hard) + " | " + rho + " | " + paper_cell(g.paper_val) + " | " +
+           paper_cell(g.paper_hard) + " |\n";
+  }
+  return out;
+}
+
+std::string to_csv(const Report& r) {
+  std::string out = "group,task,norm,recall,lr,preset,runs_done,runs_planned,val_mean,val_se,hard_mean,hard_se,rho_mean,paper_val,paper_hard\n";
+  auto num = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return std::string(buf);
+  };
+  auto opt = [&](const std::optional<double>& v) { return v ? num(*v) : std::string(); };
+  for (const Group& g : r.groups) {
+    out += g.key + "," + g.task + "," + g.norm + "," + g.recall + "," + num(g.lr) + "," + g.preset + "," +
+           std::to_string(g.runs.size()) + "," + std::to_string(g.runs_planned) + "," +
+           (g.val.n ? num(g.val.mean) + "," + num(g.val.standard_error) : ",") + "," +
+           (g.hard.n ? num(g.hard.mean) + "," + num(g.hard.standard_error) : ",") + "," +
+           (g.rho.n ? num(g.rho.mean) : "") + "," + opt(g.paper_val) + "," + opt(g.paper_hard) + "\n";
+  }
+  return out;
+}
+
+nlohmann::json to_json(const Report& r) {
+  nlohmann::json groups = nlohmann::json::array();
+  auto stat = [](const Stat& s) { return nlohmann::json{{"n", s.n}, {"mean", s.mean}, {"standard_error", s.standard_error}}; };
+  for (const Group& g : r.groups) {
+    nlohmann::json j = {{"group", g.key}, {"task", g.task}, {"norm", g.norm}, {"recall", g.recall}, {"lr", g.lr},
+                        {"preset", g.preset}, {"runs", g.runs}, {"runs_planned", g.runs_planned},
+                        {"val", stat(g.val)}, {"hard", stat(g.hard)}, {"rho", stat(g.rho)}};
+    j["paper_val"] = g.paper_val ? nlohmann::json(*g.paper_val) : nlohmann::json();
+    j["paper_hard"] = g.paper_hard ? nlohmann::json(*g.paper_hard) : nlohmann::json();
+    groups.push_back(j);
+  }
+  return {{"schema_version", 1}, {"sweep", r.sweep}, {"file", r.file}, {"eval_iters", r.eval_iters}, {"groups", groups}};
+}
+
+}  // namespace looplab::sweep

@@ -1,0 +1,48 @@
+// `looplab sweep report`: a sweep's run folders gathered into the paper's tables. Runs that
+// differ only in their seeds form a group; a group's cell is the mean exact accuracy over its
+// runs with the standard error of that mean, beside the paper's value for the same task, norm,
+// recall and learning rate (tables 4-6, ../shared/paper/tables.json, shipped as
+// sweeps/paper_tables.json). No LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "looplab/sweep/sweep_file.h"
+
+namespace looplab::sweep {
+
+struct Stat {
+  int64_t n = 0;
+  double mean = 0, standard_error = 0;  // of the mean: sample sd / sqrt(n), 0 for n = 1
+};
+Stat stat_of(const std::vector<double>& values);
+
+struct Group {
+  std::string task, norm, recall, preset;
+  double lr = 0;
+  std::string key;              // every setting but the seeds, e.g. "recall-none_norm-post_lr-0.001"
+  std::vector<std::string> runs;  // run names; only done runs are counted
+  int64_t runs_planned = 0;
+  Stat val, hard, rho;          // exact accuracy in percent at the last evaluated iteration; rho(Wx) of block 0
+  std::optional<double> paper_val, paper_hard;  // the paper's, where it has the configuration
+};
+
+struct Report {
+  std::string sweep, file;
+  int64_t eval_iters = 0;
+  std::vector<Group> groups;
+};
+
+// Reads every done run's eval.json and analysis.json. `paper_tables`: tables.json's path ("" or
+// a missing file: no paper columns).
+Report make_report(const Sweep& sw, const std::string& paper_tables);
+
+std::string to_markdown(const Report& r);
+std::string to_csv(const Report& r);
+nlohmann::json to_json(const Report& r);
+
+}  // namespace looplab::sweep

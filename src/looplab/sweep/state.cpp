@@ -1,0 +1,73 @@
+#include "looplab/sweep/state.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "looplab/io/atomic_file.h"
+#include "looplab/run/run_dir.h"
+#include "looplab/util/error.h"
+
+namespace looplab::sweep {
+
+namespace fs = std::filesystem;
+
+const char* state_name(State s) {
+  switch (s) {
+    case State::kPending: return "pending";
+    case State::kRunning: return "running";
+    case State::kDone: return "done";
+    case State::kFailed: return "failed";
+  }
+  return "?";
+}
+
+RunStatus run_status(const Sweep& sw, const Run& run) {
+  const std::string dir = sw.run_dir(run);
+  RunStatus st;
+  if (!fs::exists(dir)) return st;
+  if (fs::exists(dir + "/" + RunDir::kMetrics)) {
+    const std::string text = read_file(dir + "/" + RunDir::kMetrics);
+    for (char c : text) st.epochs_done += c == '\n';
+  }
+  if (fs::exists(dir + "/" + kDoneFile)) {
+    st.state = State::kDone;
+    return st;
+  }
+  // The lock first: a run being retried still has its old failed file until it ends.
+  if (fs::exists(dir + "/" + kLockFile) && !RunLock::try_acquire(dir)) {
+    st.state = State::kRunning;
+    return st;
+  }
+  if (fs::exists(dir + "/" + kFailedFile)) {
+    st.state = State::kFailed;
+    try {
+      st.error = nlohmann::json::parse(read_file(dir + "/" + kFailedFile)).value("error", "");
+    } catch (const std::exception& e) {
+      st.error = std::string("(unreadable ") + kFailedFile + ": " + e.what() + ")";
+    }
+  }
+  return st;
+}
+
+std::unique_ptr<RunLock> RunLock::try_acquire(const std::string& dir) {
+  make_directories(dir);
+  const std::string path = dir + "/" + kLockFile;
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(path + ": cannot open the run's lock file");
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return nullptr;
+  }
+  return std::unique_ptr<RunLock>(new RunLock(fd));
+}
+
+RunLock::~RunLock() {
+  ::flock(fd_, LOCK_UN);
+  ::close(fd_);
+}
+
+}  // namespace looplab::sweep

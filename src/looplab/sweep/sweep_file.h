@@ -1,0 +1,62 @@
+// A sweep file (docs/sweeps.md): a base run, axes whose product gives the runs, include and
+// exclude rules, and what each run evaluates and analyses after training. TOML, read with
+// toml++ (Debian's libtomlplusplus). Every run is checked here, before anything is trained, so a
+// bad value is an error naming the file, line and key. No LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "looplab/run/run_options.h"
+#include "looplab/run/run_spec.h"
+
+namespace looplab::sweep {
+
+// One key of a run's settings and where the file set it.
+struct Setting {
+  std::string key;
+  OptionValue value;
+  int64_t line = 0;
+};
+
+struct Run {
+  int64_t index = 0;      // position in the sweep (the SLURM array index)
+  std::string name;       // its folder under the sweep's runs folder: the axis values, e.g. recall-none_seed-1
+  std::vector<Setting> settings;  // base, then axes or include: what made the run
+  RunSpec spec;           // the checked settings of `looplab train`
+  const Setting* find(const std::string& key) const;
+};
+
+// After training, each run writes eval.json (accuracy at iterations 1..iters of each split) and,
+// unless off, analysis.json (the fixed-point analysis on a few examples).
+struct EvalPlan {
+  std::vector<std::string> splits = {"val", "hard"};
+  int64_t iters = 500;
+  int64_t count = 0;  // examples per split (0: all of the run's split)
+  int64_t batch = 500;
+};
+struct AnalyzePlan {
+  bool enabled = true;
+  std::vector<std::string> splits = {"val"};
+  int64_t count = 20, detail = 2, iters = 500;
+  double tolerance = 1e-4;
+};
+
+struct Sweep {
+  std::string file;  // as given
+  std::string name;  // the file's `name`, else its stem
+  std::string out;   // the runs folder: `out` relative to the file, else beside it named after its stem
+  std::vector<std::string> axes;  // axis keys in file order
+  std::vector<Run> runs;
+  EvalPlan eval;
+  AnalyzePlan analyze;
+
+  std::string run_dir(const Run& r) const { return out + "/" + r.name; }
+};
+
+// Throws looplab::Error "FILE:LINE: key 'K': ..." for a malformed file, an unknown key or
+// value, an axis that the base also sets, or two runs with the same settings.
+Sweep load_sweep(const std::string& file);
+
+}  // namespace looplab::sweep
