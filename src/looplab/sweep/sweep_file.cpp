@@ -28,6 +28,19 @@ namespace {
 
 int64_t line_of(const toml::node& n) { return static_cast<int64_t>(n.source().begin.line); }
 
+// A table's entries in file order (toml++ keeps them sorted by key): the first axis of a file
+// is the outermost of its product, and the folder names follow the file.
+std::vector<std::pair<std::string, const toml::node*>> in_file_order(const toml::table& t) {
+  std::vector<std::pair<std::string, const toml::node*>> out;
+  for (auto&& [k, v] : t) out.emplace_back(std::string(k.str()), &v);
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    const auto& x = a.second->source().begin;
+    const auto& y = b.second->source().begin;
+    return x.line != y.line ? x.line < y.line : x.column < y.column;
+  });
+  return out;
+}
+
 class Reader {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
@@ -95,10 +108,9 @@ class Reader {
   // The settings of a table whose values are single values ([base], an [[include]]).
   std::vector<Setting> settings(const toml::table& t) const {
     std::vector<Setting> out;
-    for (auto&& [k, v] : t) {
-      const std::string key(k.str());
-      check_key(key, line_of(v));
-      out.push_back({key, value(v, key), line_of(v)});
+    for (const auto& [key, v] : in_file_order(t)) {
+      check_key(key, line_of(*v));
+      out.push_back({key, value(*v, key), line_of(*v)});
     }
     return out;
   }
@@ -191,7 +203,9 @@ RunSpec make_spec(const Reader& r, const std::vector<Setting>& settings) {
     const Setting* s = nullptr;
     for (const Setting& x : settings)
       if (x.key == key) s = &x;
-    r.fail(s ? s->line : 0, key, std::string(e.rest()).erase(0, e.rest().rfind(' ') == 0 ? 1 : 0));
+    std::string rest = e.rest();
+    if (!rest.empty() && (rest[0] == ' ' || rest[0] == ':')) rest.erase(0, rest.find_first_not_of(": "));
+    r.fail(s ? s->line : 0, key, rest);
   } catch (const Error& e) {
     r.fail(0, "", e.what());
   }
@@ -236,14 +250,13 @@ Sweep load_sweep(const std::string& file) {
   };
   std::vector<Axis> axes;
   if (const toml::table* t = r.table(root, "axes")) {
-    for (auto&& [k, v] : *t) {
-      const std::string key(k.str());
-      r.check_key(key, line_of(v));
+    for (const auto& [key, v] : in_file_order(*t)) {
+      r.check_key(key, line_of(*v));
       for (const Setting& b : base)
         if (b.key == key)
-          r.fail(line_of(v), key, "is both an axis and set in [base] (line " + std::to_string(b.line) + ")");
-      const auto* a = v.as_array();
-      if (!a || a->empty()) r.fail(line_of(v), key, "an axis is a non-empty list of values");
+          r.fail(line_of(*v), key, "is both an axis and set in [base] (line " + std::to_string(b.line) + ")");
+      const auto* a = v->as_array();
+      if (!a || a->empty()) r.fail(line_of(*v), key, "an axis is a non-empty list of values");
       Axis axis{key, {}};
       for (const toml::node& e : *a) {
         for (const Setting& seen : axis.values)
@@ -285,7 +298,27 @@ Sweep load_sweep(const std::string& file) {
     while (a > 0 && ++digit[a - 1] == axes[a - 1].values.size()) digit[--a] = 0;
     if (a == 0) break;
   }
-  for (const toml::table* rule : includes) named.push_back(r.settings(*rule));
+  // An include adds its own product: base + its keys, a list giving one run per value.
+  for (const toml::table* rule : includes) {
+    std::vector<std::vector<Setting>> grid = {{}};
+    for (const auto& [key, v] : in_file_order(*rule)) {
+      std::vector<Setting> values;
+      if (const auto* a = v->as_array()) {
+        if (a->empty()) r.fail(line_of(*v), key, "an empty list includes nothing");
+        for (const toml::node& e : *a) values.push_back({key, r.value(e, key), line_of(e)});
+      } else {
+        values.push_back({key, r.value(*v, key), line_of(*v)});
+      }
+      std::vector<std::vector<Setting>> wider;
+      for (const auto& g : grid)
+        for (const Setting& x : values) {
+          wider.push_back(g);
+          wider.back().push_back(x);
+        }
+      grid = std::move(wider);
+    }
+    named.insert(named.end(), grid.begin(), grid.end());
+  }
 
   std::map<std::string, int64_t> seen;
   for (const std::vector<Setting>& n : named) {

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Sweeps end to end (issue 18): plan / run / report on a 6-run toy sweep (3 recalls x 2 seeds,
+# tiny width), the report's means and standard errors against a computation of our own from the
+# run folders, and `kill -9` of the pool at three moments: every run done exactly once, weights
+# identical to an uninterrupted sweep's.
+# Usage: sweep_test.sh path/to/looplab
+set -u
+LOOPLAB=$1
+TMP=$(mktemp -d)
+trap 'pkill -9 -f "$TMP/" 2>/dev/null; rm -rf "$TMP"' EXIT
+source "$(dirname "$0")/lib.sh"
+PY=/usr/bin/python3
+
+toy() {  # toy NAME: a sweep file whose runs land in $TMP/NAME
+  cat >"$TMP/$1.toml" <<TOML
+[base]
+task = "prefix-sums"
+width = 16
+heads = 2
+epochs = 3
+train-count = 600
+val-count = 40
+hard-count = 10
+train-bits = 4
+hard-bits = 8
+batch = 50
+max-iters = 4
+
+[axes]
+recall = ["none", "external", "internal"]
+seed = [0, 1]
+
+[eval]
+iters = 12
+
+[analyze]
+count = 4
+detail = 1
+iters = 12
+TOML
+}
+
+toy a
+expect_ok "plan" "$LOOPLAB" sweep plan "$TMP/a.toml"
+grep -q "6 pending, 0 running, 0 done, 0 failed" "$TMP/out" && ok || bad "plan before: $(cat "$TMP/out")"
+expect_ok "run" "$LOOPLAB" sweep run "$TMP/a.toml" --workers 2 --threads-per-run 1
+grep -q "6/6 done, 0 running, 0 failed" "$TMP/err" && ok || bad "run progress: $(tail -2 "$TMP/err")"
+expect_ok "plan after" "$LOOPLAB" sweep plan "$TMP/a.toml"
+grep -q "0 pending, 0 running, 6 done, 0 failed" "$TMP/out" && ok || bad "plan after: $(cat "$TMP/out")"
+expect_ok "run again (nothing to do)" "$LOOPLAB" sweep run "$TMP/a.toml" --workers 2
+expect_ok "report" "$LOOPLAB" sweep report "$TMP/a.toml"
+grep -q "| post | external |" "$TMP/out" && ok || bad "report lacks the external row: $(cat "$TMP/out")"
+for f in report.md report.csv report.json; do [ -s "$TMP/a/$f" ] && ok || bad "no $f"; done
+
+# The report against our own mean and standard error of the run folders' eval.json.
+"$PY" - "$TMP/a" <<'PY' && ok || bad "report's statistics differ from the run folders'"
+import json, math, os, sys
+out = sys.argv[1]
+report = {g["group"]: g for g in json.load(open(os.path.join(out, "report.json")))["groups"]}
+assert len(report) == 3, report.keys()
+nonzero = 0
+for recall in ("none", "external", "internal"):
+    g = report[f"recall-{recall}"]
+    for split in ("val", "hard"):
+        xs = [100 * json.load(open(os.path.join(out, f"recall-{recall}_seed-{s}", "eval.json")))["splits"][split]["exact"][-1]
+              for s in (0, 1)]
+        mean = sum(xs) / 2
+        se = math.sqrt(sum((x - mean) ** 2 for x in xs) / 1) / math.sqrt(2)
+        nonzero += mean > 0
+        assert g[split]["n"] == 2, g
+        assert abs(g[split]["mean"] - mean) < 1e-9, (recall, split, g[split], xs)
+        assert abs(g[split]["standard_error"] - se) < 1e-9, (recall, split, g[split], xs)
+assert nonzero > 0, "every mean is 0: the comparison would not test anything"
+PY
+
+# kill -9 of the pool at three moments, each followed by a restart: when the first epoch of a
+# run is recorded (mid-run), when the first run is done, when three are (moments taken from
+# the folders, so that they land mid-sweep on a fast or a slow machine).
+toy b
+done_runs() { ls "$TMP"/b/*/sweep_done.json 2>/dev/null | wc -l; }
+first_epoch() { cat "$TMP"/b/*/metrics.jsonl 2>/dev/null | wc -l; }
+for moment in "first_epoch -ge 1" "done_runs -ge 1" "done_runs -ge 3"; do
+  "$LOOPLAB" sweep run "$TMP/b.toml" --workers 2 --threads-per-run 1 >/dev/null 2>&1 &
+  pool=$!
+  set -- $moment
+  for _ in $(seq 600); do [ "$($1)" "$2" "$3" ] && break; sleep 0.05; done
+  kill -9 "$pool" 2>/dev/null
+  wait "$pool" 2>/dev/null
+  sleep 0.3  # the workers die with the pool (PR_SET_PDEATHSIG)
+  "$LOOPLAB" sweep plan "$TMP/b.toml" >>"$TMP/kills"
+done
+pgrep -f "sweep exec $TMP/b.toml" >/dev/null && bad "workers outlived the killed pool" || ok
+"$LOOPLAB" sweep plan "$TMP/b.toml" >"$TMP/before_finish"
+grep -q " done " "$TMP/before_finish" && grep -qE " (pending|failed) " "$TMP/before_finish" && ok ||
+  bad "the kills did not land mid-sweep: $(cat "$TMP/kills")"
+expect_ok "run after the kills" "$LOOPLAB" sweep run "$TMP/b.toml" --workers 2 --threads-per-run 1
+for d in "$TMP"/a/recall-*; do
+  r=$(basename "$d")
+  cmp -s "$d/model.safetensors" "$TMP/b/$r/model.safetensors" && ok || bad "$r: weights differ from the uninterrupted sweep's"
+  [ "$(wc -l <"$TMP/b/$r/metrics.jsonl")" -eq 3 ] && ok || bad "$r: $(wc -l <"$TMP/b/$r/metrics.jsonl") epochs recorded, wanted 3"
+  [ "$(grep -c "^sweep b: run" "$TMP/b/$r/sweep.log")" -ge 1 ] && ok || bad "$r: never started"
+done
+
+# Errors: one line naming the file, line and key.
+printf '[base]\nlrr = 1e-3\n' >"$TMP/bad.toml"
+expect_error "unknown key" "bad.toml:2: key 'lrr': unknown option, did you mean 'lr'?" "$LOOPLAB" sweep plan "$TMP/bad.toml"
+expect_error "missing file" "no such sweep file" "$LOOPLAB" sweep plan "$TMP/none.toml"
+expect_error "bad index" "no run 6" "$LOOPLAB" sweep exec "$TMP/a.toml" --index 6
+
+finish sweep
