@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "looplab/blas_kernel.h"
 #include "looplab/cli/commands.h"
 #include "looplab/eval/evaluate.h"
 #include "looplab/model/model_dir.h"
@@ -90,6 +91,12 @@ Command add_demo(CLI::App& parent) {
             spec.train.lr = d.live_lr;
             spec.train.cooldown_epoch = d.live_cooldown_epoch;
             spec.data.train_count = d.live_train_count;
+            // bfloat16 where the CPU computes it natively: the same accuracy in about 2/3 of the
+            // time here (docs/performance.md, "bfloat16").
+            if (cpu_features().avx512_bf16) {
+              spec.train.dtype = "bfloat16";
+              std::printf("(in bfloat16: this CPU has AVX512-BF16)\n");
+            }
             spec.data.val_count = d.live_val_count;
             train(o->live_dir, spec, torch::kCPU);
           }};

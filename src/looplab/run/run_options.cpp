@@ -76,7 +76,7 @@ const std::vector<RunOption>& run_options() {
                  [](RunSpec& s) -> int64_t& { return s.train.max_iters; }),
       number_option("alpha", "progressive-loss weight (1: progressive loss only)",
                     [](RunSpec& s) -> double& { return s.train.alpha; }),
-      text_option("dtype", "float32 or float64", [](RunSpec& s) -> std::string& { return s.train.dtype; }),
+      text_option("dtype", "float32, float64 or bfloat16 (bfloat16 weights and AdamW: docs/performance.md)", [](RunSpec& s) -> std::string& { return s.train.dtype; }),
       int_option("width", "model width", [](RunSpec& s) -> int64_t& { return s.model.width; }),
       int_option("heads", "attention heads", [](RunSpec& s) -> int64_t& { return s.model.heads; }),
       int_option("train-count", "training examples", [](RunSpec& s) -> int64_t& { return s.data.train_count; }),
