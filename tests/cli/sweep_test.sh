@@ -15,6 +15,7 @@ toy() {  # toy NAME: a sweep file whose runs land in $TMP/NAME
   cat >"$TMP/$1.toml" <<TOML
 [base]
 task = "prefix-sums"
+norm = "pre"
 width = 16
 heads = 2
 epochs = 3
@@ -49,7 +50,8 @@ expect_ok "plan after" "$LOOPLAB" sweep plan "$TMP/a.toml"
 grep -q "0 pending, 0 running, 6 done, 0 failed" "$TMP/out" && ok || bad "plan after: $(cat "$TMP/out")"
 expect_ok "run again (nothing to do)" "$LOOPLAB" sweep run "$TMP/a.toml" --workers 2
 expect_ok "report" "$LOOPLAB" sweep report "$TMP/a.toml"
-grep -q "| post | external |" "$TMP/out" && ok || bad "report lacks the external row: $(cat "$TMP/out")"
+grep -q "| pre | external |" "$TMP/out" && ok || bad "report lacks the external row: $(cat "$TMP/out")"
+grep -q "## Figure 3" "$TMP/out" && grep -q "## Figure 6" "$TMP/out" && ok || bad "report lacks figures 3 and 6"
 for f in report.md report.csv report.json; do [ -s "$TMP/a/$f" ] && ok || bad "no $f"; done
 
 # The report against our own mean and standard error of the run folders' eval.json.
@@ -71,6 +73,20 @@ for recall in ("none", "external", "internal"):
         assert abs(g[split]["mean"] - mean) < 1e-9, (recall, split, g[split], xs)
         assert abs(g[split]["standard_error"] - se) < 1e-9, (recall, split, g[split], xs)
 assert nonzero > 0, "every mean is 0: the comparison would not test anything"
+full = json.load(open(os.path.join(out, "report.json")))
+# Figure 3: the (only) autonomous group's mean curve at every iteration.
+(curve,) = full["figure3"]
+assert curve["group"] == "recall-none" and curve["training_iters"] == 4, curve
+for split in ("val", "hard"):
+    runs = [json.load(open(os.path.join(out, f"recall-none_seed-{s}", "eval.json")))["splits"][split]["exact"] for s in (0, 1)]
+    want = [100 * (a + b) / 2 for a, b in zip(*runs)]
+    assert len(curve[split]) == 12 and all(abs(x - y) < 1e-9 for x, y in zip(curve[split], want)), (split, curve[split], want)
+# Figure 6: rho(Wx) of external and internal recall under pre norm, mean over the seeds.
+points = {p["recall"]: p for p in full["figure6"]}
+assert sorted(points) == ["external", "internal"], points
+for recall, p in points.items():
+    rhos = [json.load(open(os.path.join(out, f"recall-{recall}_seed-{s}", "analysis.json")))["recall_spectral_radius"][0] for s in (0, 1)]
+    assert abs(p["rho"]["mean"] - sum(rhos) / 2) < 1e-12, (recall, p, rhos)
 PY
 
 # kill -9 of the pool at three moments, each followed by a restart: when the first epoch of a

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <algorithm>
 
 #include "looplab/io/json_file.h"
@@ -121,6 +122,28 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
     }
     rep.groups[g].runs.push_back(run.name);
   }
+  // Figure 3's curves: the mean over each group's done runs at every iteration.
+  std::vector<std::vector<double>> curve_val(rep.groups.size()), curve_hard(rep.groups.size());
+  std::vector<int64_t> curve_n(rep.groups.size(), 0), training_iters(rep.groups.size(), 0);
+  for (const Run& run : sw.runs) {
+    const size_t g = index.at(group_key(sw, run));
+    if (run.spec.model.recall != Recall::kNone || run_status(sw, run).state != State::kDone) continue;
+    const auto eval = read_report<EvalReport>(sw.run_dir(run) + "/" + RunDir::kEval);
+    auto add = [&](const std::string& split, std::vector<double>& sum) {
+      const auto it = eval.splits.find(split);
+      if (it == eval.splits.end()) return;
+      if (sum.empty()) sum.assign(it->second.exact.size(), 0.0);
+      for (size_t i = 0; i < sum.size() && i < it->second.exact.size(); ++i) sum[i] += 100 * it->second.exact[i];
+    };
+    add("val", curve_val[g]);
+    add("hard", curve_hard[g]);
+    ++curve_n[g];
+    training_iters[g] = run.spec.train.max_iters;
+  }
+  for (size_t g = 0; g < rep.groups.size(); ++g) {
+    for (auto* c : {&curve_val[g], &curve_hard[g]})
+      for (double& x : *c) x /= static_cast<double>(std::max<int64_t>(curve_n[g], 1));
+  }
   for (size_t g = 0; g < rep.groups.size(); ++g) {
     Group& gr = rep.groups[g];
     gr.val = stat_of(val[g]);
@@ -132,6 +155,23 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
       gr.paper_hard = paper_value(paper[table6.empty() ? "table5_hard" : table6 + "hard"], gr);
     }
   }
+  std::map<std::string, size_t> best;  // task -> its best autonomous group (by mean hard accuracy)
+  for (size_t g = 0; g < rep.groups.size(); ++g) {
+    const Group& gr = rep.groups[g];
+    if (gr.recall != "none" || curve_n[g] == 0) continue;
+    const auto it = best.find(gr.task);
+    if (it == best.end() || gr.hard.mean > rep.groups[it->second].hard.mean) best[gr.task] = g;
+  }
+  for (const auto& [task, g] : best)
+    rep.figure3.push_back({task, rep.groups[g].key, training_iters[g], curve_val[g], curve_hard[g]});
+  for (size_t g = 0; g < rep.groups.size(); ++g) {
+    const Group& gr = rep.groups[g];
+    if ((gr.recall == "external" || gr.recall == "internal") && (gr.norm == "pre" || gr.norm == "peri") && gr.rho.n)
+      rep.figure6.push_back({gr.task, gr.recall, gr.norm, gr.lr, gr.rho});
+  }
+  std::sort(rep.figure6.begin(), rep.figure6.end(), [](const Figure6Point& a, const Figure6Point& b) {
+    return std::tie(a.task, a.recall, a.norm, a.lr) < std::tie(b.task, b.recall, b.norm, b.lr);
+  });
   return rep;
 }
 
@@ -185,6 +225,40 @@ std::string to_markdown(const Report& r) {
            cell(g.val) + " | " + cell(g.hard) + " | " + rho + " | " + paper_cell(g.paper_val) + " | " +
            paper_cell(g.paper_hard) + " |\n";
   }
+  if (!r.figure3.empty()) {
+    out += "\n## Figure 3: the best autonomous configuration of each task, exact % against iterations\n\n"
+           "| task | group | split |";
+    std::vector<int64_t> at;
+    for (int64_t t : {1, 5, 10, 30, 50, 100, 200, 300, 400, 500})
+      if (t <= r.eval_iters) at.push_back(t);
+    if (at.empty() || at.back() != r.eval_iters) at.push_back(r.eval_iters);
+    std::string rule = "|---|---|---|";
+    for (int64_t t : at) {
+      out += " " + std::to_string(t) + " |";
+      rule += "---|";
+    }
+    out += "\n" + rule + "\n";
+    for (const Figure3Curve& c : r.figure3)
+      for (const auto& [split, values] : {std::pair{"val", &c.val}, std::pair{"hard", &c.hard}}) {
+        if (values->empty()) continue;
+        out += "| " + c.task + " | " + c.group + " (trained to " + std::to_string(c.training_iters) + ") | " + split + " |";
+        for (int64_t t : at) {
+          char buf[32];
+          std::snprintf(buf, sizeof buf, " %.1f |", (*values)[static_cast<size_t>(std::min<int64_t>(t, values->size()) - 1)]);
+          out += buf;
+        }
+        out += "\n";
+      }
+  }
+  if (!r.figure6.empty()) {
+    out += "\n## Figure 6: rho(Wx) against the learning rate, recall without outer normalization\n\n"
+           "| task | recall | norm | lr | rho(Wx) |\n|---|---|---|---|---|\n";
+    for (const Figure6Point& p : r.figure6) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.4f ± %.4f", p.rho.mean, p.rho.standard_error);
+      out += "| " + p.task + " | " + p.recall + " | " + p.norm + " | " + lr_text(p.lr) + " | " + buf + " |\n";
+    }
+  }
   return out;
 }
 
@@ -217,7 +291,14 @@ nlohmann::json to_json(const Report& r) {
     j["paper_hard"] = g.paper_hard ? nlohmann::json(*g.paper_hard) : nlohmann::json();
     groups.push_back(j);
   }
-  return {{"schema_version", 1}, {"sweep", r.sweep}, {"file", r.file}, {"eval_iters", r.eval_iters}, {"groups", groups}};
+  nlohmann::json figure3 = nlohmann::json::array(), figure6 = nlohmann::json::array();
+  for (const Figure3Curve& c : r.figure3)
+    figure3.push_back({{"task", c.task}, {"group", c.group}, {"training_iters", c.training_iters}, {"val", c.val},
+                       {"hard", c.hard}});
+  for (const Figure6Point& p : r.figure6)
+    figure6.push_back({{"task", p.task}, {"recall", p.recall}, {"norm", p.norm}, {"lr", p.lr}, {"rho", stat(p.rho)}});
+  return {{"schema_version", 1}, {"sweep", r.sweep},   {"file", r.file},      {"eval_iters", r.eval_iters},
+          {"groups", groups},    {"figure3", figure3}, {"figure6", figure6}};
 }
 
 }  // namespace looplab::sweep

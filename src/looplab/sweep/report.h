@@ -31,10 +31,29 @@ struct Group {
   std::optional<double> paper_val, paper_hard;  // the paper's, where it has the configuration
 };
 
+// Figure 3: the best autonomous (recall none) group of each task by mean hard accuracy, its mean
+// exact accuracy (percent) at iterations 1..eval_iters on val and hard; training_iters (T) is
+// the depth the figure shades.
+struct Figure3Curve {
+  std::string task, group;
+  int64_t training_iters = 0;
+  std::vector<double> val, hard;
+};
+
+// Figure 6: rho(Wx) against the learning rate, external and internal recall without outer
+// normalization (pre and peri norm).
+struct Figure6Point {
+  std::string task, recall, norm;
+  double lr = 0;
+  Stat rho;
+};
+
 struct Report {
   std::string sweep, file;
   int64_t eval_iters = 0;
   std::vector<Group> groups;
+  std::vector<Figure3Curve> figure3;
+  std::vector<Figure6Point> figure6;
 };
 
 // Reads every done run's eval.json and analysis.json. `paper_tables`: tables.json's path ("" or
