@@ -50,9 +50,21 @@ class ServeApi : public ::testing::Test {
     fs::create_directory_symlink(dir_ / "secret", runs / "escape");           // a run linking out
     fs::create_symlink(dir_ / "secret" / "eval.json", runs / "alpha" / "eval.json");  // a file linking out
 
+    const fs::path sweeps = dir_ / "sweeps";
+    write(sweeps / "grid" / "report.json",
+          "{\"schema_version\": 1, \"sweep\": \"grid\", \"file\": \"grid.toml\", \"eval_iters\": 500, \"groups\": ["
+          "{\"group\": \"recall-none\", \"runs\": [\"recall-none_seed-0\"], \"runs_planned\": 2},"
+          "{\"group\": \"recall-external\", \"runs\": [], \"runs_planned\": 2}], \"figure3\": [], \"figure6\": []}\n");
+    write(sweeps / "torn" / "report.json", "{\"groups\": [\n");
+    write(sweeps / "future" / "report.json", "{\"schema_version\": 9, \"groups\": []}\n");
+    fs::create_directories(sweeps / "unreported");
+    fs::create_directory_symlink(dir_ / "secret", sweeps / "escape");
+    write(dir_ / "secret" / "report.json", "{\"secret\": true, \"groups\": []}\n");
+
     looplab::serve::ServeOptions o;
     o.port = 0;
     o.runs = runs.string();
+    o.sweeps = sweeps.string();
     o.web = (dir_ / "web").string();
     server_ = new looplab::serve::Server(o);
     port_ = server_->bind();
@@ -190,6 +202,35 @@ TEST_F(ServeApi, RunServesItsFilesParsed) {
   EXPECT_EQ(r->body.substr(0, 10), "{\"epoch\":0");
 }
 
+TEST_F(ServeApi, SweepsListsReportsAndServesThem) {
+  const json list = get_json("/api/sweeps");
+  std::vector<std::string> names;
+  for (const auto& e : list["sweeps"]) names.push_back(e["name"]);
+  // "escape" links out: its report is refused, so it is listed with an error, never its content.
+  EXPECT_EQ(names, (std::vector<std::string>{"escape", "future", "grid", "torn"}));
+  for (const auto& e : list["sweeps"]) {
+    EXPECT_EQ(e.dump().find("\"secret\""), std::string::npos) << e.dump();
+    if (e["name"] == "grid") {
+      EXPECT_EQ(e["groups"], 2);
+      EXPECT_EQ(e["runs_done"], 1);
+      EXPECT_EQ(e["runs_planned"], 4);
+      EXPECT_EQ(e["eval_iters"], 500);
+    } else {
+      EXPECT_TRUE(e.contains("error")) << e.dump();
+    }
+  }
+  const json grid = get_json("/api/sweeps/grid");
+  EXPECT_EQ(grid["sweep"], "grid");
+  EXPECT_EQ(grid["groups"].size(), 2u);
+  expect_error("/api/sweeps/torn", 400, "torn/report.json");
+  expect_error("/api/sweeps/future", 400, "newer schema");
+  expect_error("/api/sweeps/unreported", 404, "has no report.json");
+  expect_error("/api/sweeps/escape", 403, "outside the sweeps folder");
+  expect_error("/api/sweeps/..", 400, "not a sweep name");
+  expect_error("/api/sweeps/%2e%2e%2fsecret", 400, "");
+  expect_error("/api/sweeps/nothing", 404, "no sweep 'nothing'");
+}
+
 TEST_F(ServeApi, NothingOutsideTheRunsFolder) {
   expect_error("/api/runs/escape", 403, "outside the runs folder");
   expect_error("/api/runs/escape/config.json", 403, "outside the runs folder");
@@ -219,7 +260,7 @@ TEST_F(ServeApi, NothingOutsideTheRunsFolder) {
 // Paths and queries put together at random from hostile pieces: every answer is below 500,
 // never the content of a file outside the runs folder, and the server keeps answering.
 TEST_F(ServeApi, RandomHostileRequestsNeverCrashOrEscape) {
-  const std::vector<std::string> prefixes = {"/api/runs/", "/api/explore/", "/api/", "/", "/api/runs/alpha/", "/api/regions?",
+  const std::vector<std::string> prefixes = {"/api/runs/", "/api/sweeps/", "/api/explore/", "/api/", "/", "/api/runs/alpha/", "/api/regions?",
                                              "/api/phase?", "/api/anisotropy?", "/api/explore/memory-decay?"};
   const std::vector<std::string> pieces = {"..", "%2e%2e", "%2f", "/", "%2F", "alpha", "escape", "secret", "eval.json",
                                            "config.json", "%00", "%", "%zz", "a=", "=1", "&", "n=1e309", "lx=-0", "xmin=",
@@ -265,6 +306,8 @@ TEST(ServeWeb, ShippedPagesAndLibrariesAreServed) {
            {"/anisotropy.html", "text/html"},
            {"/phase.html", "text/html"},
            {"/runs.html", "text/html"},
+           {"/sweeps.html", "text/html"},
+           {"/js/sweeps.js", "text/javascript"},
            {"/js/lab.js", "text/javascript"},
            {"/css/lab.css", "text/css"},
            {"/vendor/uPlot.iife.min.js", "text/javascript"},

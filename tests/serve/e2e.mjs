@@ -8,7 +8,7 @@
 //
 // playwright-core comes from web/node_modules (`npm ci` in web/, done by scripts/setup).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -33,7 +33,17 @@ function check(ok, what, detail = '') {
 
 // ---- the server (or --url URL: one already running, with --runs models) ----------------------
 const urlAt = args.indexOf('--url');
-const server = urlAt >= 0 ? null : spawn(binary, ['serve', '--port', '0', '--runs', join(root, 'models'), '--web', join(root, 'web')],
+// A toy sweep (2 recalls x 2 seeds, pre norm, tiny width) run and reported by the command line,
+// so that the sweeps page has a report.json whose numbers it must show.
+const sweeps = mkdtempSync(join(tmpdir(), 'looplab-e2e-sweeps-'));
+if (urlAt < 0) {
+  writeFileSync(join(sweeps, 'toy.toml'), ['[base]', 'norm = "pre"', 'width = 16', 'heads = 2', 'epochs = 2',
+    'train-count = 300', 'val-count = 40', 'hard-count = 10', 'train-bits = 4', 'hard-bits = 8', 'batch = 50', 'max-iters = 4',
+    '[axes]', 'recall = ["none", "external"]', 'seed = [0, 1]', '[eval]', 'iters = 12', '[analyze]', 'count = 4', 'detail = 1',
+    'iters = 12', ''].join('\n'));
+  for (const c of ['run', 'report']) execFileSync(binary, ['sweep', c, join(sweeps, 'toy.toml')], { stdio: ['ignore', 'ignore', 'pipe'] });
+}
+const server = urlAt >= 0 ? null : spawn(binary, ['serve', '--port', '0', '--runs', join(root, 'models'), '--sweeps', sweeps, '--web', join(root, 'web')],
   { stdio: ['ignore', 'pipe', 'inherit'] });
 const base = server === null ? args[urlAt + 1].replace(/\/$/, '') : await new Promise((res, rej) => {
   let text = '';
@@ -230,6 +240,24 @@ try {
     await page.close();
   }
 
+  // ---- sweeps: the toy sweep's report.json as written -----------------------------------------
+  if (server) {
+    const page = await open('/sweeps.html');
+    await clean(page, 'sweeps');
+    const report = JSON.parse(readFileSync(join(sweeps, 'toy', 'report.json'), 'utf8'));
+    const cells = await page.locator('table.paper.val tbody tr').evaluateAll(trs => trs.map(tr => [...tr.cells].map(c => c.textContent)));
+    const cellText = s => (s.n === 1 ? s.mean.toFixed(2) : `${s.mean.toFixed(2)} ± ${s.standard_error.toFixed(2)}`);
+    const want = report.groups.map(g => ['pre', g.recall, cellText(g.val), g.paper_val.toFixed(2)]);
+    check(same(cells, want), 'sweeps: table 4 shows report.json\'s means, standard errors and the paper\'s values', JSON.stringify([cells, want]));
+    const drawn = await plotData(page);
+    const c = report.figure3[0];
+    check(same(drawn[0], [[c.val.map((_, i) => i + 1), c.val], [c.hard.map((_, i) => i + 1), c.hard]]),
+      'sweeps: figure 3 is the autonomous group\'s mean curve of report.json');
+    check(same(drawn[1].map(s => s[1]), report.figure6.map(p => [p.rho.mean])), 'sweeps: figure 6 is report.json\'s rho(Wx) per recall');
+    if (shots) await page.screenshot({ path: join(shots, 'sweeps.png'), fullPage: true });
+    await page.close();
+  }
+
   // ---- runs: eval.json and analysis.json drawn as written ------------------------------------
   // A tiny untrained model gets an eval.json and an analysis.json from the command line; a second
   // server shows it, and the page must draw exactly their numbers.
@@ -280,7 +308,8 @@ try {
   check(false, 'end-to-end run', e.stack || String(e));
 } finally {
   await browser.close();
-  if (server) server.kill('SIGTERM');
+  if (server) server.kill("SIGTERM");
+  rmSync(sweeps, { recursive: true, force: true });
 }
 console.log(`\n${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

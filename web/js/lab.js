@@ -142,7 +142,7 @@ export function rendered() {
 
 export function nav(active) {
   const links = [['index.html', 'Illustrations'], ['regions.html', 'Stability regions'], ['anisotropy.html', 'Anisotropy'],
-    ['phase.html', 'Phase portraits'], ['runs.html', 'Runs']];
+    ['phase.html', 'Phase portraits'], ['runs.html', 'Runs'], ['sweeps.html', 'Sweeps']];
   return h('nav', {}, h('a', { href: 'index.html', class: 'brand' }, 'looplab'),
     links.map(([href, text]) => h('a', { href, class: href === active ? 'active' : null }, text)));
 }

@@ -24,6 +24,8 @@ Command add_serve(CLI::App& parent) {
   app->add_option("--host", o->host, "address to bind (default only this machine)")->capture_default_str();
   app->add_option("--runs", o->runs, "folder whose subfolders are runs (config.json, metrics.jsonl, ...)")
       ->capture_default_str();
+  app->add_option("--sweeps", o->sweeps, "folder whose subfolders hold sweep reports (looplab sweep report)")
+      ->capture_default_str();
   app->add_option("--web", o->web, "the front end (default: ./web if present, else the source tree's web/)");
   app->add_flag("--log", o->log, "print one line per request on stderr");
   return {app, [o] {
@@ -34,8 +36,8 @@ Command add_serve(CLI::App& parent) {
               options.web = std::filesystem::is_regular_file("web/index.html") ? "web" : LOOPLAB_WEB_DIR;
             serve::Server server(options);
             const int port = server.bind();
-            std::printf("looplab serve: http://%s:%d/ (runs: %s, web: %s); Ctrl-C stops it\n", options.host.c_str(),
-                        port, options.runs.c_str(), options.web.c_str());
+            std::printf("looplab serve: http://%s:%d/ (runs: %s, sweeps: %s, web: %s); Ctrl-C stops it\n",
+                        options.host.c_str(), port, options.runs.c_str(), options.sweeps.c_str(), options.web.c_str());
             std::fflush(stdout);
             server.listen();
           }};

@@ -1,5 +1,6 @@
 #include "looplab/serve/api.h"
 
+#include "looplab/io/atomic_file.h"
 #include "looplab/run/reports.h"
 #include "looplab/run/run_dir.h"
 
@@ -236,19 +237,75 @@ const std::vector<std::string>& Runs::run_files() {
   return files;
 }
 
-std::string Runs::run_dir(const std::string& name) const {
+namespace {
+
+// The canonical folder NAME directly inside `root` ("runs" or "sweeps" in messages); throws
+// ApiError 400 for a name that is not one path piece, 403 for one leading outside, 404 for none.
+std::string child_dir(const std::string& root_name, const std::string& name, const std::string& what) {
   if (name.empty() || name == "." || name == ".." || name.find_first_of("/\\") != std::string::npos ||
       name.find('\0') != std::string::npos)
-    throw ApiError(400, "runs: '" + name + "' is not a run name (a folder directly inside the runs folder)");
+    throw ApiError(400, what + "s: '" + name + "' is not a " + what + " name (a folder directly inside the " + what +
+                            "s folder)");
+  std::error_code ec;
+  const fs::path root = fs::canonical(root_name, ec);
+  if (ec) throw ApiError(404, what + "s: the " + what + "s folder '" + root_name + "' does not exist");
+  const fs::path p = root / name;
+  if (!fs::exists(p, ec)) throw ApiError(404, what + "s: no " + what + " '" + name + "' in " + root_name);
+  const fs::path c = fs::canonical(p, ec);
+  if (ec || !is_inside(root, c)) throw ApiError(403, what + "s: '" + name + "' leads outside the " + what + "s folder");
+  if (!fs::is_directory(c, ec)) throw ApiError(404, what + "s: '" + name + "' is not a " + what + " folder");
+  return c.string();
+}
+
+}  // namespace
+
+std::string Runs::run_dir(const std::string& name) const { return child_dir(root_, name, "run"); }
+
+Sweeps::Sweeps(std::string root) : root_(std::move(root)) {}
+
+json Sweeps::list() const {
+  json sweeps = json::array();
   std::error_code ec;
   const fs::path root = fs::canonical(root_, ec);
-  if (ec) throw ApiError(404, "runs: the runs folder '" + root_ + "' does not exist");
-  const fs::path p = root / name;
-  if (!fs::exists(p, ec)) throw ApiError(404, "runs: no run '" + name + "' in " + root_);
-  const fs::path c = fs::canonical(p, ec);
-  if (ec || !is_inside(root, c)) throw ApiError(403, "runs: '" + name + "' leads outside the runs folder");
-  if (!fs::is_directory(c, ec)) throw ApiError(404, "runs: '" + name + "' is not a run folder");
-  return c.string();
+  if (!ec) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(root, ec))
+      if (fs::is_regular_file(e.path() / "report.json", ec)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    for (const std::string& n : names) {
+      json entry = {{"name", n}};
+      try {
+        const json r = report(n);
+        int64_t done = 0, planned = 0;
+        for (const auto& g : r.at("groups")) {
+          done += static_cast<int64_t>(g.at("runs").size());
+          planned += g.at("runs_planned").get<int64_t>();
+        }
+        entry.update({{"file", r.value("file", "")}, {"eval_iters", r.value("eval_iters", 0)},
+                      {"groups", r.at("groups").size()}, {"runs_done", done}, {"runs_planned", planned}});
+      } catch (const std::exception& e) {
+        entry["error"] = e.what();  // listed, with why it cannot be shown
+      }
+      sweeps.push_back(entry);
+    }
+  }
+  return {{"root", root_}, {"sweeps", sweeps}};
+}
+
+json Sweeps::report(const std::string& name) const {
+  const fs::path file = fs::path(child_dir(root_, name, "sweep")) / "report.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) throw ApiError(404, "sweeps: '" + name + "' has no report.json (run looplab sweep report)");
+  const fs::path c = fs::canonical(file, ec);
+  if (ec || !is_inside(fs::canonical(root_, ec), c)) throw ApiError(403, "sweeps: '" + name + "/report.json' leads outside the sweeps folder");
+  try {
+    json j = json::parse(read_file(c.string()));
+    if (j.value("schema_version", 1) > 1) throw ApiError(400, "sweeps: " + name + "/report.json is of a newer schema");
+    if (!j.contains("groups") || !j["groups"].is_array()) throw ApiError(400, "sweeps: " + name + "/report.json has no groups");
+    return j;
+  } catch (const json::exception& e) {
+    throw ApiError(400, "sweeps: " + name + "/report.json: " + e.what());
+  }
 }
 
 namespace {

@@ -69,4 +69,18 @@ class Runs {
   std::string run_dir(const std::string& name) const;
 };
 
+// Sweep reports: the immediate subdirectories of the sweeps folder that hold the report.json of
+// `looplab sweep report` (a sweep's runs folder). Read with the same confinement as Runs.
+class Sweeps {
+ public:
+  explicit Sweeps(std::string root);
+  // GET /api/sweeps: {root, sweeps: [{name, file, eval_iters, groups, runs_done, runs_planned}]}.
+  nlohmann::json list() const;
+  // GET /api/sweeps/NAME: the report.json, as written (400 bad name, 403 outside, 404 none).
+  nlohmann::json report(const std::string& name) const;
+
+ private:
+  std::string root_;
+};
+
 }  // namespace looplab::serve

@@ -55,10 +55,11 @@ httplib::Server::Handler api(F f) {
 struct Server::Impl {
   ServeOptions options;
   Runs runs;
+  Sweeps sweeps;
   httplib::Server http;
   bool bound = false;
 
-  explicit Impl(ServeOptions o) : options(std::move(o)), runs(options.runs) {}
+  explicit Impl(ServeOptions o) : options(std::move(o)), runs(options.runs), sweeps(options.sweeps) {}
 
   void routes() {
     // An idle keep-alive connection holds a worker until it times out; a browser opens six per
@@ -105,10 +106,16 @@ struct Server::Impl {
                                          ? "application/json"
                                          : "text/plain; charset=utf-8");
              }));
+    http.Get("/api/sweeps", api([this](const httplib::Request&, httplib::Response& res) {
+               send_json(res, 200, sweeps.list());
+             }));
+    http.Get(R"(/api/sweeps/(.+))", api([this](const httplib::Request& req, httplib::Response& res) {
+               send_json(res, 200, sweeps.report(req.matches[1].str()));
+             }));
     // Anything else under /api is a JSON 404; other missing paths get a short text body.
     http.Get(R"(/api(/.*)?)", api([](const httplib::Request& req, httplib::Response&) {
                throw ApiError(404, "no API endpoint " + req.path +
-                                       " (explore, explore/NAME, regions, anisotropy, phase, runs, runs/NAME, runs/NAME/FILE)");
+                                       " (explore, explore/NAME, regions, anisotropy, phase, runs, runs/NAME, runs/NAME/FILE, sweeps, sweeps/NAME)");
              }));
     http.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;

@@ -13,6 +13,7 @@ struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8080;            // 0: any free port (see Server::bind)
   std::string runs = "runs";  // the folder whose subfolders are the runs page's runs
+  std::string sweeps = "sweeps";  // the folder whose subfolders hold sweep reports (report.json)
   std::string web = "web";    // the static front end
   bool log = false;           // one line per request on stderr
 };
