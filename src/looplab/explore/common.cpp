@@ -54,7 +54,8 @@ std::string join(const std::vector<std::string>& v) {
 
 Args::Args(const std::string& illustration, std::vector<ParamSpec> specs, const Settings& settings)
     : specs_(std::move(specs)) {
-  for (const auto& [name, text] : settings) {
+  for (const auto& setting : settings) {
+    const std::string& name = setting.first;  // not a structured binding: the lambda captures it
     const bool known = std::any_of(specs_.begin(), specs_.end(), [&](const ParamSpec& p) { return p.name == name; });
     if (!known) {
       std::vector<std::string> names;

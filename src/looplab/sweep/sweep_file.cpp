@@ -175,10 +175,14 @@ RunSpec make_spec(const Reader& r, const std::vector<Setting>& settings) {
     if (!std::holds_alternative<std::string>(found->value)) r.fail(found->line, key, "expected a string");
     return {std::get<std::string>(found->value), found->line};
   };
-  const auto [task_name, task_line] = text("task", all_tasks().front()->name());
-  const auto [recall, recall_line] = text("recall", "external");
-  const auto [norm, norm_line] = text("norm", "post");
-  const auto [preset, preset_line] = text("preset", "cpu");
+  // Plain variables rather than structured bindings: lambdas below capture them (C++17).
+  const std::pair<std::string, int64_t> task_setting = text("task", all_tasks().front()->name()),
+                                        recall_setting = text("recall", "external"),
+                                        norm_setting = text("norm", "post"), preset_setting = text("preset", "cpu");
+  const std::string &task_name = task_setting.first, &recall = recall_setting.first, &norm = norm_setting.first,
+                    &preset = preset_setting.first;
+  const int64_t task_line = task_setting.second, recall_line = recall_setting.second, norm_line = norm_setting.second,
+                preset_line = preset_setting.second;
   RunSpec spec;
   auto guard = [&](int64_t line, const std::string& key, auto f) {
     try {

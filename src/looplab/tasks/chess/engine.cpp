@@ -25,7 +25,7 @@ std::string find_engine() {
   return "";
 }
 
-Engine::Engine(const std::string& path, int multipv) : path_(path), multipv_(multipv) {
+Engine::Engine(const std::string& path, int multipv) : path_(path) {
   if (path.empty() || ::access(path.c_str(), X_OK) != 0)
     throw Error("chess engine '" + path + "' not found (install Debian's stockfish or set LOOPLAB_ENGINE)");
   // A write to an engine that died must fail with EPIPE (our error below), not kill us.

@@ -44,7 +44,6 @@ class Engine {
   int pid_ = -1;
   FILE* to_ = nullptr;
   FILE* from_ = nullptr;
-  int multipv_ = 1;
 };
 
 // The path of the engine to use: $LOOPLAB_ENGINE, else stockfish on PATH, else
