@@ -64,8 +64,28 @@ struct Server::Impl {
   void routes() {
     // An idle keep-alive connection holds a worker until it times out; a browser opens six per
     // host, so keep more workers than that and let idle connections go after 2 s.
-    http.new_task_queue = [] { return new httplib::ThreadPool(16); };
+    // Limits against hostile or broken clients (docs/reliability.md): a client that trickles its
+    // request holds one worker until a read times out (2 s without a byte), so the pool is large
+    // (128) for a loopback lab; a request line or header over 8 KiB is refused by cpp-httplib
+    // (414 / 400), and a body (the API takes none) over 64 KiB with 413, so memory stays bounded.
+    http.new_task_queue = [] { return new httplib::ThreadPool(128); };
     http.set_keep_alive_timeout(2);
+    http.set_read_timeout(2, 0);
+    http.set_write_timeout(5, 0);
+    http.set_payload_max_length(64 * 1024);
+    // Every request here is a GET without a body: one that declares a body is refused before it
+    // is read (413), and so is one with more headers than any browser sends (431).
+    http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+      if (req.headers.size() > 100) {
+        send_error(res, 431, "more than 100 request headers");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      if (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0") {
+        send_error(res, 413, "the API takes no request body");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      return httplib::Server::HandlerResponse::Unhandled;
+    });
     for (const auto& [ext, mime] : std::vector<std::pair<std::string, std::string>>{
              {"js", "text/javascript"}, {"mjs", "text/javascript"}, {"css", "text/css"}, {"html", "text/html"},
              {"json", "application/json"}, {"svg", "image/svg+xml"}, {"png", "image/png"}, {"woff2", "font/woff2"}})
