@@ -87,9 +87,7 @@ Command add_sweep(CLI::App& parent) {
               if (o->submit.threads_per_run < 1 || o->submit.max_parallel < 0)
                 throw Error("sweep submit: --threads-per-run must be >= 1 and --max-parallel >= 0");
               if (o->dry_run) {
-                std::vector<int64_t> todo;
-                for (const sweep::Run& r : sw.runs)
-                  if (sweep::run_status(sw, r).state != sweep::State::kDone) todo.push_back(r.index);
+                const std::vector<int64_t> todo = sweep::runs_not_done(sw);
                 if (todo.empty()) throw Error("sweep " + sw.name + ": every run is done, nothing to submit");
                 std::cout << sweep::array_script(sw, o->submit, todo);
                 return;

@@ -59,12 +59,8 @@ std::string clock_text(double s) {
 int64_t run_pool(const Sweep& sw, const PoolOptions& o) {
   if (o.workers < 1 || o.threads_per_run < 1) throw Error("sweep run: --workers and --threads-per-run must be >= 1");
   const std::string self = o.self.empty() ? fs::read_symlink("/proc/self/exe").string() : o.self;
-  std::vector<int64_t> todo;
-  int64_t done = 0;
-  for (const Run& r : sw.runs) {
-    if (run_status(sw, r).state == State::kDone) ++done;
-    else todo.push_back(r.index);
-  }
+  const std::vector<int64_t> todo = runs_not_done(sw);
+  int64_t done = static_cast<int64_t>(sw.runs.size() - todo.size());
   const int64_t total = static_cast<int64_t>(sw.runs.size()), already = done;
   std::map<pid_t, int64_t> running;
   int64_t failed = 0;

@@ -105,6 +105,9 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
     rep.groups[it->second].runs_planned++;
   }
   std::vector<std::vector<double>> val(rep.groups.size()), hard(rep.groups.size()), rho(rep.groups.size());
+  // Figure 3's curves: the sum over each autonomous group's done runs at every iteration.
+  std::vector<std::vector<double>> curve_val(rep.groups.size()), curve_hard(rep.groups.size());
+  std::vector<int64_t> curve_n(rep.groups.size(), 0), training_iters(rep.groups.size(), 0);
   for (const Run& run : sw.runs) {
     const size_t g = index.at(group_key(sw, run));
     if (run_status(sw, run).state != State::kDone) continue;
@@ -116,29 +119,23 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
     };
     last_exact("val", val[g]);
     last_exact("hard", hard[g]);
+    if (run.spec.model.recall == Recall::kNone) {
+      auto add = [&](const std::string& split, std::vector<double>& sum) {
+        const auto it = eval.splits.find(split);
+        if (it == eval.splits.end()) return;
+        if (sum.empty()) sum.assign(it->second.exact.size(), 0.0);
+        for (size_t i = 0; i < sum.size() && i < it->second.exact.size(); ++i) sum[i] += 100 * it->second.exact[i];
+      };
+      add("val", curve_val[g]);
+      add("hard", curve_hard[g]);
+      ++curve_n[g];
+      training_iters[g] = run.spec.train.max_iters;
+    }
     if (fs::exists(dir + "/" + RunDir::kAnalysis)) {
       const auto a = read_report<AnalysisReport>(dir + "/" + RunDir::kAnalysis);
       if (!a.recall_spectral_radius.empty()) rho[g].push_back(a.recall_spectral_radius.front());
     }
     rep.groups[g].runs.push_back(run.name);
-  }
-  // Figure 3's curves: the mean over each group's done runs at every iteration.
-  std::vector<std::vector<double>> curve_val(rep.groups.size()), curve_hard(rep.groups.size());
-  std::vector<int64_t> curve_n(rep.groups.size(), 0), training_iters(rep.groups.size(), 0);
-  for (const Run& run : sw.runs) {
-    const size_t g = index.at(group_key(sw, run));
-    if (run.spec.model.recall != Recall::kNone || run_status(sw, run).state != State::kDone) continue;
-    const auto eval = read_report<EvalReport>(sw.run_dir(run) + "/" + RunDir::kEval);
-    auto add = [&](const std::string& split, std::vector<double>& sum) {
-      const auto it = eval.splits.find(split);
-      if (it == eval.splits.end()) return;
-      if (sum.empty()) sum.assign(it->second.exact.size(), 0.0);
-      for (size_t i = 0; i < sum.size() && i < it->second.exact.size(); ++i) sum[i] += 100 * it->second.exact[i];
-    };
-    add("val", curve_val[g]);
-    add("hard", curve_hard[g]);
-    ++curve_n[g];
-    training_iters[g] = run.spec.train.max_iters;
   }
   for (size_t g = 0; g < rep.groups.size(); ++g) {
     for (auto* c : {&curve_val[g], &curve_hard[g]})

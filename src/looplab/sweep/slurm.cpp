@@ -76,9 +76,7 @@ std::string array_script(const Sweep& sw, const SubmitOptions& o, const std::vec
 }
 
 std::string submit(const Sweep& sw, const SubmitOptions& o) {
-  std::vector<int64_t> todo;
-  for (const Run& r : sw.runs)
-    if (run_status(sw, r).state != State::kDone) todo.push_back(r.index);
+  const std::vector<int64_t> todo = runs_not_done(sw);
   if (todo.empty()) throw Error("sweep " + sw.name + ": every run is done, nothing to submit");
   const std::string dir = sw.out + "/slurm";
   make_directories(dir);

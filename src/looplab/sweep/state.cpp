@@ -53,6 +53,13 @@ RunStatus run_status(const Sweep& sw, const Run& run) {
   return st;
 }
 
+std::vector<int64_t> runs_not_done(const Sweep& sw) {
+  std::vector<int64_t> out;
+  for (const Run& r : sw.runs)
+    if (run_status(sw, r).state != State::kDone) out.push_back(r.index);
+  return out;
+}
+
 std::unique_ptr<RunLock> RunLock::try_acquire(const std::string& dir) {
   make_directories(dir);
   const std::string path = dir + "/" + kLockFile;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "looplab/sweep/sweep_file.h"
 
@@ -25,6 +26,8 @@ struct RunStatus {
   std::string error;        // failed: the recorded error
 };
 RunStatus run_status(const Sweep& sw, const Run& run);
+// The indices of the runs not done (what a pool or a SLURM array has left to run).
+std::vector<int64_t> runs_not_done(const Sweep& sw);
 
 // An exclusive lock on a run folder's lock file, released when this object goes or the
 // process dies (flock), so a kill -9 never leaves a run marked as running.
