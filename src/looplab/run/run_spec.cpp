@@ -46,6 +46,23 @@ void check(const RunSpec& s) {
   validate(s.model);
 }
 
+std::vector<std::string> differences(const RunSpec& here, const RunSpec& there) {
+  std::vector<std::string> out;
+  auto compare = [&out](const char* part, const json& a, const json& b) {
+    for (const auto& [key, value] : a.items()) {
+      const auto it = b.find(key);
+      const std::string theirs = it == b.end() ? "(absent)" : it->dump();
+      if (it == b.end() || *it != value) out.push_back(std::string(part) + "." + key + ": " + value.dump() + " here, " + theirs + " there");
+    }
+    for (const auto& [key, value] : b.items())
+      if (!a.contains(key)) out.push_back(std::string(part) + "." + key + ": (absent) here, " + value.dump() + " there");
+  };
+  compare("model", to_json(here.model), to_json(there.model));
+  compare("train", to_json(here.train), to_json(there.train));
+  compare("data", to_json(here.data), to_json(there.data));
+  return out;
+}
+
 json to_json(const TrainOptions& o) {
   return {{"preset", o.preset},       {"lr", o.lr},
           {"epochs", o.epochs},       {"batch", o.batch},

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -39,6 +40,10 @@ RunSpec preset_spec(const std::string& preset, const std::string& task, Recall r
 
 // Throws OptionError naming the first bad training option (or looplab::Error for the model).
 void check(const RunSpec& spec);
+
+// The settings in which two specs differ, as "train.epochs: 60 here, 24 there" (model, train
+// and data keys as config.json and training.json spell them); empty when they agree.
+std::vector<std::string> differences(const RunSpec& here, const RunSpec& there);
 
 // training.json: {"schema_version", "train": TrainOptions, "data": DataOptions}.
 inline constexpr int kTrainingSchemaVersion = 1;

@@ -31,8 +31,22 @@ ExecResult execute_run(const Sweep& sw, int64_t index, const std::string& device
   std::fflush(stdout);
   try {
     const torch::Device where = parse_device(device);
-    // A folder with settings resumes (from its checkpoint, or from the start if it has none).
-    if (RunDir(dir).has(RunDir::kTraining)) resume(dir, 0, where); else train(dir, run.spec, where);
+    // A folder with settings resumes (from its checkpoint, or from the start if it has none),
+    // but only if they are still the file's: an edited [base] keeps the folder names, and
+    // silently finishing a run under its old settings would mix two experiments in one table.
+    const RunDir folder(dir);
+    if (folder.has(RunDir::kTraining)) {
+      const auto diff = differences(folder.spec(), run.spec);
+      if (!diff.empty()) {
+        std::string list;
+        for (const auto& d : diff) list += "\n  " + d;
+        throw Error(dir + ": was started with other settings than " + sw.file + " now gives (here: the folder, there: the file):" +
+                    list + "\nremove the folder to start it again, or restore the file");
+      }
+      resume(dir, 0, where);
+    } else {
+      train(dir, run.spec, where);
+    }
     EvalRunOptions e;
     e.splits = sw.eval.splits;
     e.last = sw.eval.iters;
