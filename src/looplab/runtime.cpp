@@ -12,14 +12,24 @@
 #endif
 
 #include "looplab/blas_kernel.h"
+#include "looplab/distributed/environment.h"
 #include "looplab/util/error.h"
 #include "looplab/util/list.h"
 
 namespace looplab {
 
 int configure_threads(int requested) {
-  int n = requested > 0 ? requested : static_cast<int>(std::thread::hardware_concurrency());
-  if (n <= 0) n = 1;
+  int n = requested;
+  if (n <= 0) {
+    // The cores this process may use, shared by the data-parallel ranks on its host; a
+    // malformed launch environment is train's to report, not every command's.
+    Launch launch;
+    try {
+      launch = launch_from_environment();
+    } catch (const Error&) {
+    }
+    n = default_threads(launch);
+  }
   torch::set_num_threads(n);
   return torch::get_num_threads();
 }

@@ -11,7 +11,8 @@
 
 namespace looplab {
 
-// Sets LibTorch's intra-op threads: `requested` if positive, else every available core
+// Sets LibTorch's intra-op threads: `requested` if positive, else the available cores divided
+// among the data-parallel ranks on this host (distributed/environment.h)
 // (LibTorch starts at 1 on some machines). Returns the count in use.
 int configure_threads(int requested);
 

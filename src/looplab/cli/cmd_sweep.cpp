@@ -4,6 +4,8 @@
 #include <map>
 
 #include "looplab/cli/commands.h"
+#include "looplab/distributed/environment.h"
+#include "looplab/runtime.h"
 #include "looplab/io/atomic_file.h"
 #include "looplab/sweep/execute.h"
 #include "looplab/sweep/pool.h"
@@ -53,6 +55,7 @@ Command add_sweep(CLI::App& parent) {
   struct Options {
     std::string file, device = "cpu", paper = LOOPLAB_PAPER_TABLES;
     int64_t workers = 1, threads_per_run = 1, index = -1;
+    double dist_timeout = 60;
     sweep::SubmitOptions submit;
     bool dry_run = false;
   };
@@ -77,6 +80,12 @@ Command add_sweep(CLI::App& parent) {
   run_app->add_option("--threads-per-run", o->threads_per_run, "LibTorch threads of each run")->capture_default_str();
   for (auto* a : {run_app, exec_app}) a->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
   exec_app->add_option("--index", o->index, "the run's index (sweep plan lists them)")->required();
+  exec_app->add_option("--dist-timeout", o->dist_timeout, "data-parallel runs: seconds to wait for a lost rank")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  submit_app->add_option("--ranks-per-run", o->submit.ranks_per_run,
+                         "data-parallel ranks (SLURM tasks) per run, started by srun (docs/distributed.md)")
+      ->capture_default_str();
   report_app->add_option("--paper", o->paper, "the paper's tables 4-6 as JSON")->capture_default_str();
   app->require_subcommand(1);
   return {app, [o, plan_app, run_app, exec_app, report_app, submit_app, status_app] {
@@ -84,8 +93,8 @@ Command add_sweep(CLI::App& parent) {
             if (plan_app->parsed()) return plan(sw);
             if (status_app->parsed()) return status(sw);
             if (submit_app->parsed()) {
-              if (o->submit.threads_per_run < 1 || o->submit.max_parallel < 0)
-                throw Error("sweep submit: --threads-per-run must be >= 1 and --max-parallel >= 0");
+              if (o->submit.threads_per_run < 1 || o->submit.max_parallel < 0 || o->submit.ranks_per_run < 1)
+                throw Error("sweep submit: --threads-per-run and --ranks-per-run must be >= 1 and --max-parallel >= 0");
               if (o->dry_run) {
                 const std::vector<int64_t> todo = sweep::runs_not_done(sw);
                 if (todo.empty()) throw Error("sweep " + sw.name + ": every run is done, nothing to submit");
@@ -97,7 +106,10 @@ Command add_sweep(CLI::App& parent) {
               return;
             }
             if (exec_app->parsed()) {
-              if (sweep::execute_run(sw, o->index, o->device) == sweep::ExecResult::kBusy)
+              // Several ranks when srun started this task with --ntasks (submit --ranks-per-run).
+              const auto ranks = Ranks::join(launch_from_environment(), parse_device(o->device),
+                                             std::chrono::milliseconds(static_cast<int64_t>(o->dist_timeout * 1000)));
+              if (sweep::execute_run(sw, o->index, o->device, *ranks) == sweep::ExecResult::kBusy)
                 std::printf("sweep %s: run %lld is being run by another process\n", sw.name.c_str(),
                             static_cast<long long>(o->index));
               return;

@@ -2,6 +2,8 @@
 #include <iostream>
 
 #include "looplab/cli/commands.h"
+#include "looplab/distributed/environment.h"
+#include "looplab/distributed/ranks.h"
 #include "looplab/run/run_dir.h"
 #include "looplab/run/run_options.h"
 #include "looplab/runtime.h"
@@ -16,6 +18,7 @@ namespace {
 struct Options {
   std::string task = default_task(), recall = "external", norm = "post", preset = "cpu", out, resume;
   std::string device = "cpu";
+  double dist_timeout = 60;
   // Flags given on the command line, applied over the preset in order.
   std::vector<std::pair<std::string, std::function<void(RunSpec&)>>> overrides;
 };
@@ -62,9 +65,17 @@ Command add_train(CLI::App& parent) {
   app->add_option("--out", o->out, "run directory to create");
   app->add_option("--resume", o->resume, "run directory to continue");
   app->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
+  app->add_option("--dist-timeout", o->dist_timeout,
+                  "data-parallel runs (docs/distributed.md): seconds to wait for the other ranks at the start and in "
+                  "each collective before naming the lost one")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   add_run_options(app, o);
   return {app, [o] {
             const torch::Device device = parse_device(o->device);
+            // Several ranks when the launcher's environment says so (torchrun's or srun's).
+            const auto ranks = Ranks::join(launch_from_environment(), device,
+                                           std::chrono::milliseconds(static_cast<int64_t>(o->dist_timeout * 1000)));
             if (!o->resume.empty()) {
               if (!o->out.empty()) throw Error("give either --out (a new run) or --resume (an existing one), not both");
               RunSpec changed;
@@ -73,7 +84,7 @@ Command add_train(CLI::App& parent) {
                 if (name != "--epochs") throw Error(name + " cannot change a run being resumed (only --epochs can)");
                 apply(changed);
               }
-              resume(o->resume, changed.train.epochs, device);
+              resume(o->resume, changed.train.epochs, device, *ranks);
               return;
             }
             if (o->out.empty()) throw Error("--out DIR is required (or --resume DIR)");
@@ -81,7 +92,7 @@ Command add_train(CLI::App& parent) {
               throw Error(o->out + ": already holds a run (use --resume " + o->out + " to continue it)");
             RunSpec spec = preset_spec(o->preset, o->task, parse_recall(o->recall), parse_norm(o->norm));
             for (const auto& [name, apply] : o->overrides) apply(spec);
-            train(o->out, spec, device);
+            train(o->out, spec, device, *ranks);
           }};
 }
 

@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   CLI::App app{"looplab: a laboratory for looped and recurrent models", "looplab"};
   app.require_subcommand(1);
   int threads = 0;
-  app.add_option("--threads", threads, "LibTorch threads (default: every available core)");
+  app.add_option("--threads", threads, "LibTorch threads (default: the available cores, shared by the data-parallel ranks on a host)");
   std::vector<cli::Command> commands;
   try {
     commands = {cli::add_info(app),    cli::add_init(app),    cli::add_forward(app), cli::add_train(app),

@@ -62,18 +62,30 @@ CurveReport evaluate_curve(LoopedTransformerImpl& model, const Split& split, int
   return curve;
 }
 
-Accuracy accuracy_after(LoopedTransformerImpl& model, const Split& split, int64_t iters, int64_t batch) {
+RightCounts count_right(LoopedTransformerImpl& model, const Split& split, int64_t iters, int64_t batch, int64_t lo,
+                        int64_t hi) {
   torch::InferenceMode inference;
-  int64_t exact = 0, positions = 0;
-  for (int64_t start = 0; start < split.size(); start += batch) {
-    const int64_t end = std::min(split.size(), start + batch);
+  if (hi < 0) hi = split.size();
+  RightCounts c;
+  for (int64_t start = lo; start < hi; start += batch) {
+    const int64_t end = std::min(hi, start + batch);
     const auto out = model.forward(split.inputs.slice(0, start, end), iters);
     const torch::Tensor right = predict(out.logits, model) == split.targets.slice(0, start, end).to(model.device());
-    exact += right.all(1).sum().item<int64_t>();
-    positions += right.sum().item<int64_t>();
+    c.exact += right.all(1).sum().item<int64_t>();
+    c.positions_right += right.sum().item<int64_t>();
+    c.positions += right.numel();
+    c.examples += end - start;
   }
-  if (split.size() == 0) return {};
-  return {static_cast<double>(exact) / split.size(), static_cast<double>(positions) / split.targets.numel()};
+  return c;
+}
+
+Accuracy RightCounts::accuracy() const {
+  if (examples == 0) return {};
+  return {static_cast<double>(exact) / examples, static_cast<double>(positions_right) / positions};
+}
+
+Accuracy accuracy_after(LoopedTransformerImpl& model, const Split& split, int64_t iters, int64_t batch) {
+  return count_right(model, split, iters, batch).accuracy();
 }
 
 PredictionTrace trace_prediction(LoopedTransformerImpl& model, const torch::Tensor& input, int64_t iters) {

@@ -34,6 +34,14 @@ struct Accuracy {
   double exact = 0, per_position = 0;
 };
 Accuracy accuracy_after(LoopedTransformerImpl& model, const Split& split, int64_t iters, int64_t batch);
+// The counts behind it for the examples [lo, hi) of the split (hi < 0: to its end), which
+// data-parallel ranks sum before dividing.
+struct RightCounts {
+  int64_t examples = 0, exact = 0, positions = 0, positions_right = 0;
+  Accuracy accuracy() const;
+};
+RightCounts count_right(LoopedTransformerImpl& model, const Split& split, int64_t iters, int64_t batch, int64_t lo = 0,
+                        int64_t hi = -1);
 inline double exact_accuracy(LoopedTransformerImpl& model, const Split& split, int64_t iters, int64_t batch) {
   return accuracy_after(model, split, iters, batch).exact;
 }

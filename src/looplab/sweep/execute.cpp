@@ -17,36 +17,69 @@ namespace looplab::sweep {
 
 namespace fs = std::filesystem;
 
-ExecResult execute_run(const Sweep& sw, int64_t index, const std::string& device) {
+namespace {
+
+// A folder with settings resumes (from its checkpoint, or from the start if it has none).
+void resume_or_train(const std::string& dir, const Run& run, const std::string& device, Ranks& ranks) {
+  const torch::Device where = parse_device(device);
+  if (ranks.leader() ? RunDir(dir).has(RunDir::kTraining) : false)
+    resume(dir, 0, where, ranks);
+  else
+    train(dir, run.spec, where, ranks);  // the other ranks: wait for rank 0, either way
+}
+
+}  // namespace
+
+namespace {
+
+// The settings a run folder was started with must still be the file's: an edited [base] keeps
+// the folder names, and silently finishing a run under its old settings would mix two
+// experiments in one table.
+void check_unchanged(const Sweep& sw, const Run& run, const std::string& dir) {
+  const RunDir folder(dir);
+  if (!folder.has(RunDir::kTraining)) return;
+  RunSpec wanted = run.spec;
+  wanted.data = with_absolute_files(wanted.data);  // as train() records them
+  const auto diff = differences(folder.spec(), wanted);
+  if (diff.empty()) return;
+  std::string list;
+  for (const auto& d : diff) list += (list.empty() ? "" : "; ") + d;
+  throw Error(dir + ": was started with other settings than " + sw.file + " now gives (here: the folder, there: the file): " +
+              list + "; remove the folder to start it again, or restore the file");
+}
+
+}  // namespace
+
+ExecResult execute_run(const Sweep& sw, int64_t index, const std::string& device, Ranks& ranks) {
   if (index < 0 || index >= static_cast<int64_t>(sw.runs.size()))
     throw Error(sw.file + ": no run " + std::to_string(index) + " (the sweep has " + std::to_string(sw.runs.size()) +
                 ", 0.." + std::to_string(sw.runs.size() - 1) + ")");
   const Run& run = sw.runs[static_cast<size_t>(index)];
   const std::string dir = sw.run_dir(run);
+  // Rank 0 decides whether the run is to be worked on, and tells the other ranks.
+  if (!ranks.leader()) {
+    const std::string said = ranks.await("exec");
+    if (said == "busy") return ExecResult::kBusy;
+    if (said == "done") return ExecResult::kDone;
+    if (said != "go") throw Error("rank 0 did not start run " + std::to_string(index) + ": " + said);
+    resume_or_train(dir, run, device, ranks);
+    return ExecResult::kDone;
+  }
   const auto lock = RunLock::try_acquire(dir);
-  if (!lock) return ExecResult::kBusy;
-  if (fs::exists(dir + "/" + kDoneFile)) return ExecResult::kDone;
+  if (!lock) return ranks.announce("exec", "busy"), ExecResult::kBusy;
+  if (fs::exists(dir + "/" + kDoneFile)) return ranks.announce("exec", "done"), ExecResult::kDone;
   const auto start = std::chrono::steady_clock::now();
   std::printf("sweep %s: run %lld, %s\n", sw.name.c_str(), static_cast<long long>(index), run.name.c_str());
   std::fflush(stdout);
   try {
-    const torch::Device where = parse_device(device);
-    // A folder with settings resumes (from its checkpoint, or from the start if it has none),
-    // but only if they are still the file's: an edited [base] keeps the folder names, and
-    // silently finishing a run under its old settings would mix two experiments in one table.
-    const RunDir folder(dir);
-    if (folder.has(RunDir::kTraining)) {
-      const auto diff = differences(folder.spec(), run.spec);
-      if (!diff.empty()) {
-        std::string list;
-        for (const auto& d : diff) list += "\n  " + d;
-        throw Error(dir + ": was started with other settings than " + sw.file + " now gives (here: the folder, there: the file):" +
-                    list + "\nremove the folder to start it again, or restore the file");
-      }
-      resume(dir, 0, where);
-    } else {
-      train(dir, run.spec, where);
+    try {
+      check_unchanged(sw, run, dir);
+    } catch (const std::exception& e) {
+      ranks.announce("exec", e.what());
+      throw;
     }
+    ranks.announce("exec", "go");
+    resume_or_train(dir, run, device, ranks);
     EvalRunOptions e;
     e.splits = sw.eval.splits;
     e.last = sw.eval.iters;
@@ -72,6 +105,11 @@ ExecResult execute_run(const Sweep& sw, int64_t index, const std::string& device
   write_file_atomic(dir + "/" + kDoneFile, nlohmann::json{{"schema_version", 1}, {"seconds", seconds}}.dump(2) + "\n");
   fs::remove(dir + "/" + kFailedFile);
   return ExecResult::kDone;
+}
+
+ExecResult execute_run(const Sweep& sw, int64_t index, const std::string& device) {
+  Ranks one;
+  return execute_run(sw, index, device, one);
 }
 
 }  // namespace looplab::sweep

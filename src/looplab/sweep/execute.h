@@ -6,13 +6,17 @@
 
 #include <string>
 
+#include "looplab/distributed/ranks.h"
 #include "looplab/sweep/sweep_file.h"
 
 namespace looplab::sweep {
 
 enum class ExecResult { kDone, kBusy };  // kBusy: another process holds the run
 
-// Records an error in the run's failed file and throws it on.
+// Records an error in the run's failed file and throws it on. On several ranks (a SLURM task
+// with --ntasks, docs/distributed.md) all of them train; rank 0 alone holds the lock,
+// evaluates, analyses and records.
+ExecResult execute_run(const Sweep& sw, int64_t index, const std::string& device, Ranks& ranks);
 ExecResult execute_run(const Sweep& sw, int64_t index, const std::string& device);
 
 }  // namespace looplab::sweep

@@ -65,12 +65,15 @@ std::string array_script(const Sweep& sw, const SubmitOptions& o, const std::vec
   s += "#SBATCH --job-name=looplab-" + sw.name + "\n";
   s += "#SBATCH --array=" + array_indices(indices) + (o.max_parallel > 0 ? "%" + std::to_string(o.max_parallel) : "") + "\n";
   s += "#SBATCH --output=" + logs + "/%A_%a.out\n";
+  if (o.ranks_per_run > 1) s += "#SBATCH --ntasks=" + std::to_string(o.ranks_per_run) + "\n";
   s += "#SBATCH --cpus-per-task=" + std::to_string(o.threads_per_run) + "\n";
   s += "#SBATCH --requeue\n";  // a preempted or requeued task runs exec again, which resumes
   if (!o.partition.empty()) s += "#SBATCH --partition=" + o.partition + "\n";
   if (!o.gres.empty()) s += "#SBATCH --gres=" + o.gres + "\n";
   if (!o.time.empty()) s += "#SBATCH --time=" + o.time + "\n";
-  s += "exec " + quote(self) + " --threads " + std::to_string(o.threads_per_run) + " sweep exec " + quote(file) +
+  // Several ranks: srun starts them (distributed/environment.h reads its variables) and ends
+  // the step when one fails.
+  s += std::string("exec ") + (o.ranks_per_run > 1 ? "srun --kill-on-bad-exit=1 " : "") + quote(self) + " --threads " + std::to_string(o.threads_per_run) + " sweep exec " + quote(file) +
        " --index \"$SLURM_ARRAY_TASK_ID\" --device " + quote(o.device) + "\n";
   return s;
 }

@@ -15,7 +15,8 @@ namespace looplab::sweep {
 struct SubmitOptions {
   std::string partition, gres, time;  // "" : SLURM's defaults
   int64_t max_parallel = 0;           // array tasks at once (0: no limit)
-  int64_t threads_per_run = 1;        // --cpus-per-task and looplab's --threads
+  int64_t threads_per_run = 1;        // --cpus-per-task and looplab's --threads (per rank)
+  int64_t ranks_per_run = 1;          // > 1: --ntasks, and srun starts a data-parallel run
   std::string device = "cpu";
   std::string self;                   // the looplab executable (default: this process's)
 };

@@ -33,6 +33,12 @@ void DataOptions::set_count(const std::string& split, int64_t n) {
   (i == 0 ? train_count : i == 1 ? val_count : hard_count) = n;
 }
 
+DataOptions with_absolute_files(DataOptions d) {
+  for (std::string* f : {&d.train_file, &d.val_file, &d.hard_file, &d.data_file})
+    if (!f->empty()) *f = std::filesystem::absolute(*f).string();
+  return d;
+}
+
 std::string DataOptions::resolve(const std::string& f) const {
   if (f.empty() || base_dir.empty() || std::filesystem::path(f).is_absolute()) return f;
   return (std::filesystem::path(base_dir) / f).string();

@@ -57,6 +57,9 @@ struct DataOptions {
   // A file name as given, or resolved against base_dir when relative.
   std::string resolve(const std::string& file) const;
 };
+// The same options with every relative file name made absolute against the working folder
+// (what training.json records for files named on a command line or in a sweep file).
+DataOptions with_absolute_files(DataOptions d);
 nlohmann::json to_json(const DataOptions& d);
 DataOptions data_options_from_json(const nlohmann::json& j, const std::string& source);
 

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <functional>
+#include <optional>
 #include <sstream>
 
 #include "looplab/eval/evaluate.h"
@@ -87,7 +89,7 @@ Checkpoint load_checkpoint(const std::string& dir, LoopedTransformerImpl& model,
 }
 
 void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerImpl& model, AdamW& optimizer,
-                Random& rng, Checkpoint state) {
+                Random& rng, Checkpoint state, Ranks& ranks) {
   // --recompute is a request for memory over speed: glibc's own allocation policy keeps the
   // peak at what is alive at once (runtime.h).
   if (spec.train.recompute) configure_allocator(AllocatorPolicy::kFootprint);
@@ -103,12 +105,18 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
     if (m.epoch < state.epochs_done) metrics.push_back(m);
   const int64_t n_examples = train_split.size();
   const int64_t batches = (n_examples + o.batch - 1) / o.batch;
-  std::printf("training %s: %s recall, %s norm, width %lld; %lld examples, %lld batches of %lld; epochs %lld..%lld\n",
-              spec.model.task.c_str(), to_string(spec.model.recall).c_str(), to_string(spec.model.norm).c_str(),
-              static_cast<long long>(spec.model.width), static_cast<long long>(n_examples),
-              static_cast<long long>(batches), static_cast<long long>(o.batch),
-              static_cast<long long>(state.epochs_done + 1), static_cast<long long>(o.epochs));
-  std::fflush(stdout);
+  const bool leader = ranks.leader();  // the one rank that writes and prints
+  if (leader) {
+    std::printf("training %s: %s recall, %s norm, width %lld; %lld examples, %lld batches of %lld; epochs %lld..%lld\n",
+                spec.model.task.c_str(), to_string(spec.model.recall).c_str(), to_string(spec.model.norm).c_str(),
+                static_cast<long long>(spec.model.width), static_cast<long long>(n_examples),
+                static_cast<long long>(batches), static_cast<long long>(o.batch),
+                static_cast<long long>(state.epochs_done + 1), static_cast<long long>(o.epochs));
+    if (ranks.size() > 1)
+      std::printf("data-parallel on %d ranks (%s), each with about %lld of every batch and %d thread(s)\n", ranks.size(),
+                  ranks.backend().c_str(), static_cast<long long>(o.batch / ranks.size()), torch::get_num_threads());
+    std::fflush(stdout);
+  }
   auto params = model.parameters();
 
   for (int64_t epoch = state.epochs_done; epoch < o.epochs; ++epoch) {
@@ -118,9 +126,16 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
     const std::vector<int64_t> order = rng.permutation(n_examples);
     double loss_sum = 0;
     int64_t right = 0;
-    Progress progress("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(o.epochs), Progress::Log::kNone);
+    std::optional<Progress> progress;
+    if (leader) progress.emplace("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(o.epochs), Progress::Log::kNone);
     for (int64_t b = 0; b < batches; ++b) {
-      const int64_t lo = b * o.batch, hi = std::min(n_examples, lo + o.batch);
+      const int64_t batch_lo = b * o.batch, batch_hi = std::min(n_examples, batch_lo + o.batch);
+      // This rank's part of the batch, weighted by its share; a rank left without examples (a
+      // last batch smaller than the ranks) runs one with weight 0, so that every rank has
+      // gradients for the same parameters.
+      auto [lo, hi] = ranks.part(batch_lo, batch_hi);
+      const double share = static_cast<double>(hi - lo) / static_cast<double>(batch_hi - batch_lo);
+      if (lo == hi) hi = lo + 1, lo = batch_lo, hi = batch_lo + 1;
       const torch::Tensor idx = torch::tensor(std::vector<int64_t>(order.begin() + lo, order.begin() + hi));
       const torch::Tensor input = train_split.inputs.index_select(0, idx).to(model.device(), model.dtype());
       const torch::Tensor target = train_split.targets.index_select(0, idx).to(model.device());
@@ -140,20 +155,34 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
         loss += (1 - o.alpha) * r.loss;
         if (!logits.defined()) logits = r.logits;
       }
+      const double batch_right = share > 0 ? (predict(logits, model) == target).all(1).sum().item<double>() : 0.0;
+      // The whole batch's mean gradient, loss and right answers, the same on every rank.
+      std::vector<double> sums{share * loss, batch_right};
+      ranks.sum_gradients(params, share, sums);
+      loss = sums[0];
       if (!std::isfinite(loss))
         throw Error("training diverged: non-finite loss in epoch " + std::to_string(epoch) + ", batch " +
                     std::to_string(b) + " (the run directory keeps the last good epoch)");
       torch::nn::utils::clip_grad_norm_(params, o.clip);
       optimizer.step(lr);
       loss_sum += loss;
-      right += (predict(logits, model) == target).all(1).sum().item<int64_t>();
-      char note[32];
-      std::snprintf(note, sizeof note, "loss %.4f", loss_sum / (b + 1));
-      progress(b + 1, batches, note);
+      right += std::llround(sums[1]);
+      if (progress) {
+        char note[32];
+        std::snprintf(note, sizeof note, "loss %.4f", loss_sum / (b + 1));
+        (*progress)(b + 1, batches, note);
+      }
     }
-    progress.clear();
+    if (progress) progress->clear();
     model.eval();
-    const Accuracy val_accuracy = accuracy_after(model, val_split, T, o.eval_batch);
+    // Each rank counts its part of the val split; the sums give every rank the same accuracy.
+    const auto [val_lo, val_hi] = ranks.part(0, val_split.size());
+    const RightCounts mine = count_right(model, val_split, T, o.eval_batch, val_lo, val_hi);
+    std::vector<double> counts{static_cast<double>(mine.examples), static_cast<double>(mine.exact),
+                               static_cast<double>(mine.positions), static_cast<double>(mine.positions_right)};
+    ranks.sum(counts);
+    const Accuracy val_accuracy =
+        RightCounts{std::llround(counts[0]), std::llround(counts[1]), std::llround(counts[2]), std::llround(counts[3])}.accuracy();
     const double val = val_accuracy.exact;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -163,7 +192,7 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
       state.best_val = val;
       state.best_val_position = val_accuracy.per_position;
       state.best_epoch = epoch;
-      save_model(dir, model, RunDir::kBest);
+      if (leader) save_model(dir, model, RunDir::kBest);
     }
     EpochMetrics line;
     line.epoch = epoch;
@@ -176,10 +205,11 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
     line.seconds = seconds;
     line.peak_rss_mib = peak_rss_mib();
     metrics.push_back(line);
-    write_metrics(run.file(RunDir::kMetrics), metrics);
-    save_model(dir, model);
     state.epochs_done = epoch + 1;
     state.rng_state = rng.state();
+    if (!leader) continue;
+    write_metrics(run.file(RunDir::kMetrics), metrics);
+    save_model(dir, model);
     save_checkpoint(dir, model, optimizer, state);
     std::printf(
         "epoch %3lld/%lld  lr %.2e  loss %.4f  train %5.1f%%  val %5.1f%% (positions %5.1f%%, T=%lld)  %.1f s  peak %.0f MiB\n",
@@ -188,13 +218,14 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
         peak_rss_mib());
     std::fflush(stdout);
   }
-  std::printf("best val %.1f%% at epoch %lld; run directory %s\n", 100.0 * state.best_val,
-              static_cast<long long>(state.best_epoch + 1), dir.c_str());
+  if (leader)
+    std::printf("best val %.1f%% at epoch %lld; run directory %s\n", 100.0 * state.best_val,
+                static_cast<long long>(state.best_epoch + 1), dir.c_str());
 }
 
 // The model and optimizer of a run, made from its seed (a run not started yet) or read from its
 // checkpoint, then the epochs left. The two ways give the same weights as a run never stopped.
-void train_from(const std::string& dir, const RunSpec& spec, torch::Device device, bool from_checkpoint) {
+void train_from(const std::string& dir, const RunSpec& spec, torch::Device device, bool from_checkpoint, Ranks& ranks) {
   if (!from_checkpoint) torch::manual_seed(spec.train.seed);
   LoopedTransformer model(spec.model);
   model->to(device, parse_dtype(spec.train.dtype));
@@ -205,48 +236,95 @@ void train_from(const std::string& dir, const RunSpec& spec, torch::Device devic
     c = load_checkpoint(dir, *model, optimizer);
     rng.set_state(c.rng_state);
   }
+  // Every rank made or read the same weights; rank 0's are made everyone's all the same, as
+  // PyTorch's DistributedDataParallel does, so that no rank can drift from the start.
+  std::vector<torch::Tensor> weights;
+  for (const auto& p : model->parameters()) weights.push_back(p.data());
+  ranks.broadcast(weights);
   if (c.epochs_done >= spec.train.epochs) {
-    std::printf("%s: all %lld epochs are done (raise the number of epochs to train further)\n", dir.c_str(),
+    if (ranks.leader()) std::printf("%s: all %lld epochs are done (raise the number of epochs to train further)\n", dir.c_str(),
                 static_cast<long long>(spec.train.epochs));
     return;
   }
-  run_epochs(dir, spec, *model, optimizer, rng, c);
+  run_epochs(dir, spec, *model, optimizer, rng, c, ranks);
+}
+
+// Rank 0 sets the folder up (`set_up` returns the settings it wrote) and tells the others,
+// which wait for it and read those settings from the folder. One rank just sets it up.
+void start(const std::string& dir, torch::Device device, Ranks& ranks, const std::function<RunSpec()>& set_up) {
+  device = ranks.device_for(device);
+  RunSpec spec;
+  bool from_checkpoint = false;
+  if (ranks.leader()) {
+    try {
+      spec = set_up();
+    } catch (const std::exception& e) {
+      ranks.announce("start", std::string("error: ") + e.what());
+      throw;
+    }
+    from_checkpoint = RunDir(dir).has(RunDir::kCheckpoint);
+    ranks.announce("start", from_checkpoint ? "checkpoint" : "new");
+  } else {
+    const std::string said = ranks.await("start");
+    if (said.rfind("error: ", 0) == 0) throw Error("rank 0 could not start the run: " + said.substr(7));
+    spec = RunDir(dir).spec();
+    from_checkpoint = said == "checkpoint";
+  }
+  try {
+    train_from(dir, spec, device, from_checkpoint, ranks);
+  } catch (const LostRank& e) {
+    throw LostRank(std::string(e.what()) + "; " + dir + " keeps its last completed epoch: resume it with `looplab train --resume " +
+                   dir + "` on every rank");
+  }
 }
 
 }  // namespace
 
-void train(const std::string& dir, const RunSpec& given, torch::Device device) {
-  RunSpec spec = given;
-  check(spec);
-  const RunDir run(dir);
-  if (run.has(RunDir::kCheckpoint)) throw Error(dir + ": already holds a run (resume it to continue it)");
-  // Files named on the command line are relative to where it ran; training.json keeps them
-  // absolute, and files inside the run directory relative to it.
-  for (std::string* f : {&spec.data.train_file, &spec.data.val_file, &spec.data.hard_file, &spec.data.data_file})
-    if (!f->empty()) *f = std::filesystem::absolute(*f).string();
-  make_directories(dir);
-  task(spec.data.task).prepare(spec.data, dir, torch::get_num_threads());
-  write_file_atomic(run.file(RunDir::kConfig), to_json(spec.model).dump(2) + "\n");
-  run.write_spec(spec);
-  train_from(dir, spec, device, /*from_checkpoint=*/false);
+void train(const std::string& dir, const RunSpec& given, torch::Device device, Ranks& ranks) {
+  start(dir, device, ranks, [&] {
+    RunSpec spec = given;
+    check(spec);
+    const RunDir run(dir);
+    if (run.has(RunDir::kCheckpoint)) throw Error(dir + ": already holds a run (resume it to continue it)");
+    // Files named on the command line are relative to where it ran; training.json keeps them
+    // absolute, and files inside the run directory relative to it.
+    spec.data = with_absolute_files(spec.data);
+    make_directories(dir);
+    task(spec.data.task).prepare(spec.data, dir, torch::get_num_threads());
+    write_file_atomic(run.file(RunDir::kConfig), to_json(spec.model).dump(2) + "\n");
+    run.write_spec(spec);
+    return spec;
+  });
+}
+
+void resume(const std::string& dir, int64_t epochs, torch::Device device, Ranks& ranks) {
+  start(dir, device, ranks, [&] {
+    const RunDir run(dir);
+    RunSpec spec = run.spec();
+    try {
+      check(spec);
+    } catch (const OptionError& e) {  // a bad value in the file, not on the command line
+      throw Error(run.file(RunDir::kTraining) + ": training option " + e.what());
+    }
+    if (epochs > 0 && epochs != spec.train.epochs) {
+      spec.train.epochs = epochs;
+      check(spec);  // only the new epoch count can fail here
+      run.write_spec(spec);
+    }
+    // A run killed after writing its settings but before its first checkpoint starts from its
+    // beginning, exactly as `train` would have (issue 19).
+    return spec;
+  });
+}
+
+void train(const std::string& dir, const RunSpec& spec, torch::Device device) {
+  Ranks one;
+  train(dir, spec, device, one);
 }
 
 void resume(const std::string& dir, int64_t epochs, torch::Device device) {
-  const RunDir run(dir);
-  RunSpec spec = run.spec();
-  try {
-    check(spec);
-  } catch (const OptionError& e) {  // a bad value in the file, not on the command line
-    throw Error(run.file(RunDir::kTraining) + ": training option " + e.what());
-  }
-  if (epochs > 0 && epochs != spec.train.epochs) {
-    spec.train.epochs = epochs;
-    check(spec);  // only the new epoch count can fail here
-    run.write_spec(spec);
-  }
-  // A run killed after writing its settings but before its first checkpoint starts from its
-  // beginning, exactly as `train` would have (issue 19).
-  train_from(dir, spec, device, run.has(RunDir::kCheckpoint));
+  Ranks one;
+  resume(dir, epochs, device, one);
 }
 
 }  // namespace looplab
