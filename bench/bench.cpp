@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "looplab/data/splits.h"
+#include "looplab/distributed/environment.h"
+#include "looplab/distributed/ranks.h"
 #include "looplab/eval/accelerated.h"
 #include "looplab/model/model_dir.h"
 #include "looplab/run/run_dir.h"
@@ -200,18 +202,37 @@ void run_step(const StepOptions& o) {
   const torch::Device device = parse_device(o.model.device);
   const torch::Dtype dtype = parse_dtype(o.model.dtype);
   if (o.recompute) configure_allocator(AllocatorPolicy::kFootprint);  // as `train --recompute`
-  const double gflops = o.no_matmul ? 0 : matmul_gflops(device, dtype, 5);
+  // Under a launcher (RANK, WORLD_SIZE, ... or srun): a data-parallel step as `train` runs it,
+  // each rank on its part of the batch, with the gradient all-reduce timed on its own.
+  const auto ranks = Ranks::join(launch_from_environment(), device, std::chrono::seconds(60));
+  const bool matmul = !o.no_matmul && ranks->size() == 1;  // ranks measuring at once would share the cores
+  const double gflops = matmul ? matmul_gflops(device, dtype, 5) : 0;
   Synthetic s = synthetic_setup(o.model);
   s.model->train();
   auto params = s.model->parameters();
   AdamW optimizer(s.model->named_parameters(), AdamWOptions{});
+  const auto [lo, hi] = ranks->part(0, o.model.batch);
+  if (lo == hi) throw Error("bench step: batch " + std::to_string(o.model.batch) + " leaves a rank without examples");
+  const torch::Tensor input = s.input.slice(0, lo, hi), target = s.target.slice(0, lo, hi);
+  const double share = static_cast<double>(hi - lo) / static_cast<double>(o.model.batch);
+  std::vector<double> allreduce;
   const std::vector<double> t = sorted_seconds(o.warmup, o.reps, [&] {
     optimizer.zero_grad();
-    progressive_backward(*s.model, s.input, s.target, o.n, o.k, 1.0, o.recompute);
+    progressive_backward(*s.model, input, target, o.n, o.k, 1.0, o.recompute);
+    const auto before = std::chrono::steady_clock::now();
+    std::vector<double> sums{0.0};
+    ranks->sum_gradients(params, share, sums);
+    allreduce.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count());
     torch::nn::utils::clip_grad_norm_(params, 1.0);
     optimizer.step(1e-4);
     sync_device(device);
   });
+  // The all-reduce of the timed steps (the warm-up steps ran first), median; on rank 0 it
+  // includes waiting for the slower rank.
+  std::vector<double> timed(allreduce.end() - o.reps, allreduce.end());
+  std::sort(timed.begin(), timed.end());
+  const double allreduce_seconds = ranks->size() > 1 ? timed[timed.size() / 2] : 0.0;
+  if (!ranks->leader()) return;
   const double seconds = t[t.size() / 2];
   const FlopCount f = model_flops(s.model->config(), s.positions);
   const double tokens = static_cast<double>(o.model.batch * s.positions);
@@ -226,7 +247,10 @@ void run_step(const StepOptions& o) {
               o.model.task.c_str(), static_cast<long long>(o.model.batch), static_cast<long long>(s.positions),
               static_cast<long long>(o.model.width), static_cast<long long>(o.n), static_cast<long long>(o.k),
               o.recompute ? ", recompute" : "", seconds * 1e3, static_cast<long long>(o.reps));
-  if (!o.no_matmul)
+  if (ranks->size() > 1)
+    std::printf("on %d ranks (%s) x %d thread(s): gradient all-reduce %.1f ms, %.1f%% of the step\n", ranks->size(),
+                ranks->backend().c_str(), torch::get_num_threads(), allreduce_seconds * 1e3, 100 * allreduce_seconds / seconds);
+  if (matmul)
     std::printf("model %.1f GFLOP/s against matmul %.1f GFLOP/s: %.0f%%\n", model_gflops, gflops,
                 100 * model_gflops / gflops);
   std::printf("peak RSS %.0f MiB\n", peak_rss_mib());
@@ -234,6 +258,7 @@ void run_step(const StepOptions& o) {
                             {"positions", s.positions}, {"n", o.n}, {"k", o.k},
                             {"recompute", o.recompute}, {"seconds", seconds}, {"times", t},
                             {"model_gflops", model_gflops}, {"matmul_gflops", gflops},
+                            {"ranks", ranks->size()}, {"allreduce_seconds", allreduce_seconds},
                             {"threads", torch::get_num_threads()}, {"peak_rss_mib", peak_rss_mib()}};
   std::printf("json: %s\n", j.dump().c_str());
 }

@@ -123,4 +123,12 @@ expect_error "unknown key" "bad.toml:2: key 'lrr': unknown option, did you mean 
 expect_error "missing file" "no such sweep file" "$LOOPLAB" sweep plan "$TMP/none.toml"
 expect_error "bad index" "no run 6" "$LOOPLAB" sweep exec "$TMP/a.toml" --index 6
 
+# A run folder started under other settings than the file now gives is an error listing them,
+# not a silent resume under the old ones.
+{ echo 'out = "a"'; sed 's/^batch = 50/batch = 60/' "$TMP/a.toml"; } >"$TMP/a2.toml"
+first=$(ls -d "$TMP"/a/recall-none_seed-0)
+rm "$first/sweep_done.json"
+expect_error "changed settings" "recall-none_seed-0: was started with other settings than .*a2.toml now gives (here: the folder, there: the file): train.batch: 50 here, 60 there; remove the folder" \
+  "$LOOPLAB" sweep exec "$TMP/a2.toml" --index 0
+grep -q "train.batch: 50 here, 60 there" "$first/sweep_failed.json" && ok || bad "the error is not recorded in sweep_failed.json"
 finish sweep
