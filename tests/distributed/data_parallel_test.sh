@@ -113,6 +113,11 @@ lost 0 9 z
 echo "kill -9 of rank 0: rank 1 exited $lost_rc after $lost_s s"
 [ "$lost_rc" -eq 2 ] && grep -q "rank 1 of 2: lost rank 0" z.1.log && ok || bad "rank 0 lost: exit $lost_rc: $(tail -1 z.1.log)"
 
+# Rank 0 hangs: rank 1's collective times out, then the store does (5 s each).
+lost 0 STOP zs
+echo "SIGSTOP of rank 0: rank 1 exited $lost_rc after $lost_s s"
+[ "$lost_rc" -eq 2 ] && grep -q "rank 1 of 2: lost rank 0" zs.1.log && ok || bad "rank 0 hangs: exit $lost_rc: $(tail -1 zs.1.log)"
+[ "$(echo "$lost_s < 5 + 5 + 5" | bc)" -eq 1 ] && ok || bad "rank 1 took $lost_s s to exit after rank 0 hung"
 # A rank that never comes: rank 0 gives up after the timeout.
 PORT=$((PORT + 1))
 expect_error "no rank 1" "rank 0 of 2: cannot meet the other ranks at 127.0.0.1:$PORT within 2 s" \

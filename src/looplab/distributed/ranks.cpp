@@ -53,17 +53,22 @@ using Collectives = c10d::Backend;
 using Collectives = c10d::ProcessGroup;
 #endif
 
+// The heartbeat's own state, shared with its thread: a thread blocked on a store that stopped
+// answering (rank 0 hangs) is left behind at exit rather than waited for.
+struct Heartbeat {
+  c10::intrusive_ptr<c10d::TCPStore> store;  // its own client: TCPStore clients are not shared between threads
+  std::atomic<bool> stop{false}, ended{false};
+};
+
 struct Ranks::Group {
   c10::intrusive_ptr<c10d::TCPStore> store;  // rank 0 hosts it
   c10::intrusive_ptr<Collectives> backend;
-  // Its own client of the store: TCPStore clients are not shared between threads.
-  c10::intrusive_ptr<c10d::TCPStore> heartbeat_store;
-  std::atomic<bool> stop{false};
-  std::thread heartbeat;
+  std::shared_ptr<Heartbeat> heartbeat = std::make_shared<Heartbeat>();
 
   ~Group() {
-    stop = true;
-    if (heartbeat.joinable()) heartbeat.join();
+    heartbeat->stop = true;
+    // It ends within one beat unless it is stuck on the store; then it is not waited for.
+    for (int i = 0; i < 20 && !heartbeat->ended; ++i) std::this_thread::sleep_for(kBeat / 4);
   }
 };
 
@@ -105,20 +110,21 @@ std::unique_ptr<Ranks> Ranks::join(const Launch& launch, torch::Device device, s
     beat.port = opts.port;
     beat.waitWorkers = false;
     beat.timeout = timeout;
-    g->heartbeat_store = c10::make_intrusive<c10d::TCPStore>(launch.master_addr, beat);
+    g->heartbeat->store = c10::make_intrusive<c10d::TCPStore>(launch.master_addr, beat);
   } catch (const std::exception& e) {
     throw LostRank(cannot_meet + reason(e));
   }
-  g->heartbeat = std::thread([group = g.get(), rank = launch.rank] {
-    while (!group->stop) {
+  std::thread([beat = g->heartbeat, rank = launch.rank] {
+    while (!beat->stop) {
       try {
-        group->heartbeat_store->add(alive_key(rank), 1);
+        beat->store->add(alive_key(rank), 1);
       } catch (const std::exception&) {
-        return;  // the store is gone (rank 0 ended): nothing left to tell
+        break;  // the store is gone (rank 0 ended): nothing left to tell
       }
       std::this_thread::sleep_for(kBeat);
     }
-  });
+    beat->ended = true;
+  }).detach();
   auto prefixed = c10::make_intrusive<c10d::PrefixStore>("c10d", g->store);
   try {
     if (device.is_cuda()) {
