@@ -14,7 +14,7 @@ TMP=$(mktemp -d)
 trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$TMP"' EXIT
 source "$HERE/../cli/lib.sh"
 cd "$TMP"
-PORT=$((30000 + RANDOM % 20000))
+PORT=$((20000 + RANDOM % 10000))  # below the ephemeral range (32768-60999)
 compare() { /usr/bin/python3 "$HERE/compare_weights.py" "$@"; }
 
 # ranks N OUT ARGS...: N ranks of `looplab train ARGS --out OUT` on this host, one thread each;

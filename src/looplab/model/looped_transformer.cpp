@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "looplab/model/fused_block.h"
 #include "looplab/model/neighbourhood_kernel.h"
 #include "looplab/util/error.h"
 
@@ -199,6 +200,8 @@ torch::Tensor BlockImpl::sublayer_step(const torch::Tensor& r, const torch::Tens
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& wh_x0, const Positions& p) {
+  // Without gradient on the CPU: the same block in a few fused passes (model/fused_block.h).
+  if (fused_block_applies(*this, x, p)) return fused_block_forward(*this, x, wh_x0, p);
   const torch::Tensor r = recall_kind == Recall::kExternal ? recall(x, wh_x0) : x;
   const torch::Tensor z = sublayer_step(r, wh_x0, p, /*attention=*/true);
   return sublayer_step(z, wh_x0, p, /*attention=*/false);
@@ -239,6 +242,7 @@ Positions LoopedTransformerImpl::positions(const std::vector<int64_t>& grid) con
   p.sin = angles.sin().to(on_model);
   if (config_.local_attention) {
     const torch::Tensor index = neighbourhood_index(grid, config_.window);
+    p.keys = index;
     const int64_t L = index.size(0), keys = index.size(1);
     // Dense masked scores cost L^2 per head against L x keys for the gathered windows, but run
     // as a few large matrix products: faster (measured ~1.5x for the whole block at 32 bits,

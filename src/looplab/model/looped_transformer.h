@@ -47,6 +47,9 @@ struct Positions {
   // sequences), or the same window as an additive mask [L, L] of 0 and -inf (short ones).
   torch::Tensor window;
   torch::Tensor window_bias;
+  // Neighbourhood attention, any length: the keys of each query [L, W], int64 on the CPU (the
+  // fused iteration's, model/fused_block.h).
+  torch::Tensor keys;
 };
 
 // Sequences up to this many times the window's key count use the dense masked form.
