@@ -1,10 +1,13 @@
-// The fused iteration without gradient (model/fused_block.h) against the plain LibTorch block:
+// The fused iteration (model/fused_block.h) against the plain LibTorch block, without gradient
+// and with (its hand-written backward, also against finite differences):
 // every recall x pre/peri/post norm, short sequences (where the plain path uses a dense masked
 // softmax) and long ones (a gathered window), 1-D and 2-D grids, the CPU preset's width and
 // heads, one block call and a loop of many; and the cases it leaves to the plain path.
 #include "looplab/model/fused_block.h"
 
 #include <gtest/gtest.h>
+
+#include <optional>
 
 #include "looplab/model/looped_transformer.h"
 
@@ -72,6 +75,200 @@ TEST(FusedBlock, ManyIterationsStayWithThePlainPath) {
   EXPECT_LT(relative(fused, plain), 1e-5);
 }
 
+// ---------------------------------------------------------------------------------------------
+// With gradient: the hand-written backward
+
+// Every tensor one block call differentiates: the state, Wh x0, the block's parameters.
+struct Differentiated {
+  torch::Tensor x, wh;
+  std::vector<torch::Tensor> params;
+};
+
+// Gradients of sum(block(x, wh) * weights) with respect to x, wh and every parameter.
+std::vector<torch::Tensor> gradients(BlockImpl& block, const Differentiated& in, const torch::Tensor& weights,
+                                     const Positions& p, bool plain) {
+  std::optional<PlainEngine> scope;
+  if (plain) scope.emplace();
+  std::vector<torch::Tensor> leaves{in.x};
+  if (in.wh.defined()) leaves.push_back(in.wh);
+  for (const auto& t : in.params) leaves.push_back(t);
+  const torch::Tensor out = block.forward(in.x, in.wh, p);
+  return torch::autograd::grad({(out * weights).sum()}, leaves, {}, false, false, /*allow_unused=*/true);
+}
+
+struct GradCase {
+  Recall recall;
+  Norm norm;
+  std::vector<int64_t> grid;
+  int64_t window, width, heads;
+};
+
+// A block of the case's model and inputs that require gradient, in `dtype`.
+struct GradSetup {
+  LoopedTransformer model{nullptr};
+  BlockImpl* block = nullptr;
+  Positions p;
+  Differentiated in;
+  torch::Tensor weights;
+};
+
+GradSetup grad_setup(const GradCase& k, torch::Dtype dtype, uint64_t seed) {
+  torch::manual_seed(seed);
+  ModelConfig c = default_config("prefix-sums", k.recall, k.norm, k.width);
+  c.heads = k.heads;
+  c.grid = k.grid;
+  c.window = k.window;
+  GradSetup s;
+  s.model = LoopedTransformer(c);
+  s.model->to(dtype);
+  // Norm weights away from 1 and biases away from 0, so that their gradients are exercised.
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& t : s.model->parameters()) t.add_(0.2 * torch::randn_like(t));
+  }
+  s.block = (*s.model->recur_blocks)[0]->as<BlockImpl>();
+  int64_t L = 1;
+  for (int64_t g : k.grid) L *= g;
+  s.p = s.model->positions(k.grid);
+  const auto opts = torch::TensorOptions().dtype(dtype);
+  s.in.x = torch::randn({2, L, k.width}, opts).requires_grad_(true);
+  if (s.block->Wh) s.in.wh = torch::randn({2, L, k.width}, opts).requires_grad_(true);
+  // Wh acts on x0 outside the block (wh is its output): the block call does not differentiate it.
+  for (const auto& item : s.block->named_parameters())
+    if (item.key().rfind("Wh.", 0) != 0) s.in.params.push_back(item.value());
+  s.weights = torch::randn({2, L, k.width}, opts);
+  return s;
+}
+
+const std::vector<GradCase>& grad_cases() {
+  static const std::vector<GradCase> cases = [] {
+    std::vector<GradCase> out;
+    for (Recall recall : {Recall::kNone, Recall::kExternal, Recall::kInternal})
+      for (Norm norm : {Norm::kPre, Norm::kPeri, Norm::kPost}) {
+        out.push_back({recall, norm, {12}, 5, 16, 2});
+        out.push_back({recall, norm, {5, 6}, 3, 16, 4});
+      }
+    out.push_back({Recall::kExternal, Norm::kPost, {48}, 7, 32, 4});  // 48 tokens: long for the plain path
+    return out;
+  }();
+  return cases;
+}
+
+std::string name(const GradCase& k) {
+  std::string grid;
+  for (int64_t g : k.grid) grid += (grid.empty() ? "" : "x") + std::to_string(g);
+  return to_string(k.recall) + " " + to_string(k.norm) + " " + grid;
+}
+
+TEST(FusedBlock, GradientsEqualThePlainBlocksInFloat64) {
+  for (const GradCase& k : grad_cases()) {
+    GradSetup s = grad_setup(k, torch::kFloat64, 5);
+    ASSERT_TRUE(fused_block_applies(*s.block, s.in.x, s.p)) << name(k);
+    const auto fused = gradients(*s.block, s.in, s.weights, s.p, false);
+    const auto plain = gradients(*s.block, s.in, s.weights, s.p, true);
+    ASSERT_EQ(fused.size(), plain.size());
+    for (size_t i = 0; i < fused.size(); ++i) {
+      ASSERT_TRUE(plain[i].defined() && fused[i].defined()) << name(k) << " gradient " << i;
+      EXPECT_LT(relative(fused[i], plain[i]), 1e-11) << name(k) << " gradient " << i;
+    }
+  }
+}
+
+TEST(FusedBlock, GradientsMatchFiniteDifferences) {
+  // Central differences in float64 of the fused block itself, at a few coordinates of every
+  // differentiated tensor: independent of both autograd and the plain formula.
+  for (const GradCase& k : grad_cases()) {
+    GradSetup s = grad_setup(k, torch::kFloat64, 9);
+    const auto analytic = gradients(*s.block, s.in, s.weights, s.p, false);
+    std::vector<torch::Tensor> leaves{s.in.x};
+    if (s.in.wh.defined()) leaves.push_back(s.in.wh);
+    for (const auto& t : s.in.params) leaves.push_back(t);
+    torch::NoGradGuard no_grad;
+    auto loss = [&] { return (s.block->forward(s.in.x, s.in.wh, s.p) * s.weights).sum().item<double>(); };
+    const double h = 1e-6;
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      torch::Tensor flat = leaves[i].view({-1});
+      const torch::Tensor g = analytic[i].reshape({-1});
+      for (int64_t j : {int64_t{0}, flat.numel() / 2, flat.numel() - 1}) {
+        const double keep = flat[j].item<double>();
+        flat[j] = keep + h;
+        const double up = loss();
+        flat[j] = keep - h;
+        const double down = loss();
+        flat[j] = keep;
+        const double numeric = (up - down) / (2 * h), exact = g[j].item<double>();
+        EXPECT_NEAR(exact, numeric, 1e-6 * std::max(1.0, std::abs(numeric))) << name(k) << " tensor " << i << "[" << j << "]";
+      }
+    }
+  }
+}
+
+TEST(FusedBlock, Float32WithGradientStaysWithThePlainBlock) {
+  for (const GradCase& k : grad_cases()) {
+    GradSetup s = grad_setup(k, torch::kFloat32, 3);
+    const torch::Tensor fused_out = s.block->forward(s.in.x, s.in.wh, s.p);
+    torch::Tensor plain_out;
+    {
+      PlainEngine plain;
+      plain_out = s.block->forward(s.in.x, s.in.wh, s.p);
+    }
+    EXPECT_TRUE(fused_out.requires_grad());
+    EXPECT_LT(relative(fused_out.detach(), plain_out.detach()), 1e-5) << name(k);
+    const auto fused = gradients(*s.block, s.in, s.weights, s.p, false);
+    const auto plain = gradients(*s.block, s.in, s.weights, s.p, true);
+    for (size_t i = 0; i < fused.size(); ++i) EXPECT_LT(relative(fused[i], plain[i]), 1e-4) << name(k) << " " << i;
+  }
+}
+
+TEST(FusedBlock, TrainingThroughManyIterationsEqualsThePlainPath) {
+  // k = 6 iterations with gradient after n = 4 without, as the progressive loss runs them:
+  // every parameter's gradient, and x0's through the recall, against the plain path.
+  for (Recall recall : {Recall::kExternal, Recall::kInternal, Recall::kNone}) {
+    torch::manual_seed(4);
+    ModelConfig c = default_config("prefix-sums", recall, Norm::kPost, 32);
+    c.heads = 4;
+    LoopedTransformer model(c);
+    model->to(torch::kFloat64);
+    const torch::Tensor input = torch::randint(0, 2, {3, 40, 1}).to(torch::kFloat64);
+    auto run = [&](bool plain) {
+      std::optional<PlainEngine> scope;
+      if (plain) scope.emplace();
+      model->zero_grad();
+      const Loop loop(*model, input);
+      torch::Tensor start;
+      {
+        torch::NoGradGuard no_grad;
+        start = loop.run(4);
+      }
+      loop.logits(loop.run(6, nullptr, start)).pow(2).mean().backward();
+      std::vector<torch::Tensor> g;
+      for (const auto& item : model->named_parameters()) {
+        // Without recall, the state after the n iterations forgets x0: the projection gets nothing.
+        const bool reached = recall != Recall::kNone || item.key().rfind("projection.", 0) != 0;
+        EXPECT_EQ(item.value().grad().defined(), reached) << item.key() << (plain ? " plain" : " fused");
+        if (reached) g.push_back(item.value().grad().clone());
+      }
+      return g;
+    };
+    const auto fused = run(false), plain = run(true);
+    for (size_t i = 0; i < fused.size(); ++i) EXPECT_LT(relative(fused[i], plain[i]), 1e-10) << to_string(recall) << " " << i;
+  }
+}
+
+TEST(FusedBlock, DoubleBackwardIsRefusedAndWorksInAPlainScope) {
+  GradSetup s = grad_setup({Recall::kExternal, Norm::kPost, {12}, 5, 16, 2}, torch::kFloat64, 1);
+  const torch::Tensor u = torch::randn_like(s.weights).requires_grad_(true);
+  auto vjp = [&] {
+    const torch::Tensor out = s.block->forward(s.in.x, s.in.wh, s.p);
+    return torch::autograd::grad({out}, {s.in.x}, {u}, true, /*create_graph=*/true)[0];
+  };
+  EXPECT_THROW(vjp(), std::exception);
+  PlainEngine plain;
+  const torch::Tensor g = vjp();
+  const torch::Tensor jvp = torch::autograd::grad({g}, {u}, {torch::ones_like(g)})[0];
+  EXPECT_TRUE(jvp.defined());
+}
+
 TEST(FusedBlock, LeavesTheRestToThePlainPath) {
   torch::manual_seed(1);
   ModelConfig c = default_config("prefix-sums", Recall::kExternal, Norm::kGru, 16);
@@ -87,9 +284,12 @@ TEST(FusedBlock, LeavesTheRestToThePlainPath) {
   EXPECT_TRUE(fused_block_applies(block, x, p));
   EXPECT_FALSE(fused_block_applies(block, x.to(torch::kFloat64), p));  // another dtype
   {
-    torch::AutoGradMode with_grad(true);
-    EXPECT_FALSE(fused_block_applies(block, x, p));  // recording gradients
+    PlainEngine plain;
+    EXPECT_FALSE(fused_block_applies(block, x, p));  // a plain scope
   }
+  block.attn->fused = false;
+  EXPECT_FALSE(fused_block_applies(block, x, p));  // the attention's fused formula turned off
+  block.attn->fused = true;
   c.local_attention = false;
   LoopedTransformer full(c);
   EXPECT_FALSE(fused_block_applies(*(*full->recur_blocks)[0]->as<BlockImpl>(), x, full->positions({64})));

@@ -6,6 +6,7 @@
 #include <deque>
 #include <limits>
 
+#include "looplab/model/fused_block.h"
 #include "looplab/util/error.h"
 
 namespace looplab::analysis {
@@ -107,6 +108,9 @@ std::vector<Convergence> convergence(const Loop& loop, const FixedPointOptions& 
 
 Linearization::Linearization(LoopedTransformerImpl& model, const torch::Tensor& x, const torch::Tensor& x0) {
   torch::AutoGradMode grad_on(true);
+  // Its Jacobian-vector products differentiate the backward graph again: the plain blocks'
+  // graph, since the fused block's backward is not itself differentiable (model/fused_block.h).
+  const PlainEngine plain;
   x_ = x.detach().clone().requires_grad_(true);
   x0_ = x0.detach().clone().requires_grad_(true);
   y_ = Loop::from_x0(model, x0_).step(x_);  // Wh x0 in the graph: df/dx0 flows through it

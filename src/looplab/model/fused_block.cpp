@@ -1,5 +1,7 @@
 #include "looplab/model/fused_block.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -7,20 +9,34 @@
 #include <vector>
 
 #include "looplab/model/looped_transformer.h"
+#include "looplab/util/error.h"
 
 namespace looplab {
 
-namespace {
+// ---------------------------------------------------------------------------------------------
+// Choosing the engine
 
-bool turned_off() {
+namespace {
+thread_local int plain_scopes = 0;
+}  // namespace
+
+bool plain_engine() {
   static const bool off = [] {
     const char* e = std::getenv("LOOPLAB_ENGINE");
     return e && std::strcmp(e, "plain") == 0;
   }();
-  return off;
+  return off || plain_scopes > 0;
 }
 
-// Reductions over a row (64-256 floats) vectorize only if their additions may be reordered;
+PlainEngine::PlainEngine() { ++plain_scopes; }
+PlainEngine::~PlainEngine() { --plain_scopes; }
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Row kernels (float and double)
+
+// Reductions over a row (64-256 values) vectorize only if their additions may be reordered;
 // GCC allows that per function. The sums then differ from LibTorch's in the last bits only.
 #if defined(__GNUC__) && !defined(__clang__)
 #define LOOPLAB_REORDER __attribute__((optimize("associative-math", "no-signed-zeros", "no-trapping-math")))
@@ -28,26 +44,52 @@ bool turned_off() {
 #define LOOPLAB_REORDER
 #endif
 
-// out = x / sqrt(mean(x^2) + eps) * w (out may be x): rms_norm of looped_transformer.h.
-LOOPLAB_REORDER void rms_row(const float* x, const float* w, float* out, int64_t n) {
-  float s = 0;
-  for (int64_t i = 0; i < n; ++i) s += x[i] * x[i];
-  const float inv = 1.0f / std::sqrt(s / static_cast<float>(n) + std::numeric_limits<float>::epsilon());
-  for (int64_t i = 0; i < n; ++i) out[i] = x[i] * inv * w[i];
-}
-
-// The two per-token loops that run at every iteration, compiled for AVX-512 and AVX2 beside
-// the baseline x86-64 (chosen once at load time): the rest of looplab is built for any x86-64.
+// The per-token loops that run at every iteration, compiled for AVX-512 and AVX2 beside the
+// baseline x86-64 (chosen once at load time): the rest of looplab is built for any x86-64.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define LOOPLAB_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define LOOPLAB_CLONES
 #endif
 
+// The epsilon of rms_norm (looped_transformer.h): the dtype's machine epsilon.
+template <typename T>
+constexpr T kEps = std::numeric_limits<T>::epsilon();
+
+// out = x / sqrt(mean(x^2) + eps) * w (out may be x).
+template <typename T>
+LOOPLAB_REORDER inline void rms_row(const T* x, const T* w, T* out, int64_t n) {
+  T s = 0;
+  for (int64_t i = 0; i < n; ++i) s += x[i] * x[i];
+  const T inv = T(1) / std::sqrt(s / static_cast<T>(n) + kEps<T>);
+  for (int64_t i = 0; i < n; ++i) out[i] = x[i] * inv * w[i];
+}
+
+// The gradient of rms_row with respect to its input x, given dy: dx = inv dy w - x inv^3
+// sum(dy w x) / n, written to dx (or added to it); dw += dy x inv where dw is given. dx may be
+// dy when not accumulating.
+template <typename T>
+LOOPLAB_REORDER inline void rms_row_backward(const T* x, const T* w, const T* dy, T* dx, bool accumulate, T* dw,
+                                             int64_t n) {
+  T s = 0, dot = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    s += x[i] * x[i];
+    dot += dy[i] * w[i] * x[i];
+  }
+  const T inv = T(1) / std::sqrt(s / static_cast<T>(n) + kEps<T>);
+  const T c = inv * inv * inv * dot / static_cast<T>(n);
+  if (dw)
+    for (int64_t i = 0; i < n; ++i) dw[i] += dy[i] * x[i] * inv;
+  for (int64_t i = 0; i < n; ++i) {
+    const T g = inv * dy[i] * w[i] - x[i] * c;
+    dx[i] = accumulate ? dx[i] + g : g;
+  }
+}
+
 // exp(x) for x <= 0 (a softmax's shifted scores) in plain arithmetic, so that a loop of them
 // vectorizes (libm's expf is a call per element): Cephes' expf, x = n ln 2 + r with |r| <= ln2/2,
 // a degree-6 polynomial in r, times 2^n built in the exponent bits. Relative error ~1e-7; 0 for
-// x below -87, where expf is below float's normal range.
+// x below -87, where expf is below float's normal range. Doubles take libm's exp.
 inline float exp_nonpositive(float x) {
   x = std::max(x, -87.0f);
   const float n = std::floor(x * 1.44269504088896341f + 0.5f);
@@ -64,85 +106,138 @@ inline float exp_nonpositive(float x) {
   std::memcpy(&scale, &bits, sizeof scale);
   return p * scale;
 }
+inline double exp_nonpositive(double x) { return std::exp(x); }
 
-// RoPE, then the per-head RMSNorm, of every q and k of the rows [begin, end) of qkv [N, 3d].
+constexpr int64_t kMaxWidth = 1024, kMaxHeads = 64, kMaxWindow = 256;
+
+// RoPE, then the per-head RMSNorm, of every q and k of the rows [begin, end) of qkv [N, 3d]
+// (in: before, out: after; they may be the same buffer; v is copied when they differ).
+template <typename T>
 struct RopeRows {
-  float* qkv;
-  const float *cos, *sin;  // [L, head_dim / 2]
-  const float *q_norm, *k_norm;
+  const T* in;
+  T* out;
+  const T *cos, *sin;  // [L, head_dim / 2]
+  const T *q_norm, *k_norm;
   int64_t L, d, heads;
 };
 
-LOOPLAB_CLONES LOOPLAB_REORDER void rope_rows(const RopeRows& a, int64_t begin, int64_t end) {
+template <typename T>
+LOOPLAB_CLONES LOOPLAB_REORDER void rope_rows(const RopeRows<T>& a, int64_t begin, int64_t end) {
   const int64_t hd = a.d / a.heads, half = hd / 2;
-  const float eps = std::numeric_limits<float>::epsilon();
   for (int64_t i = begin; i < end; ++i) {
-    const float* c = a.cos + (i % a.L) * half;
-    const float* s = a.sin + (i % a.L) * half;
+    const T* c = a.cos + (i % a.L) * half;
+    const T* s = a.sin + (i % a.L) * half;
     for (int64_t part = 0; part < 2; ++part) {
-      const float* w = part == 0 ? a.q_norm : a.k_norm;
+      const T* w = part == 0 ? a.q_norm : a.k_norm;
       for (int64_t h = 0; h < a.heads; ++h) {
-        float* v = a.qkv + i * 3 * a.d + part * a.d + h * hd;
-        float ss = 0;
+        const T* v = a.in + i * 3 * a.d + part * a.d + h * hd;
+        T* o = a.out + i * 3 * a.d + part * a.d + h * hd;
+        T ss = 0;
         for (int64_t j = 0; j < half; ++j) {
-          const float re = v[2 * j], im = v[2 * j + 1];
-          const float x = re * c[j] - im * s[j], y = re * s[j] + im * c[j];
-          v[2 * j] = x;
-          v[2 * j + 1] = y;
+          const T re = v[2 * j], im = v[2 * j + 1];
+          const T x = re * c[j] - im * s[j], y = re * s[j] + im * c[j];
+          o[2 * j] = x;
+          o[2 * j + 1] = y;
           ss += x * x + y * y;
         }
-        const float inv = 1.0f / std::sqrt(ss / static_cast<float>(hd) + eps);
-        for (int64_t t = 0; t < hd; ++t) v[t] = v[t] * inv * w[t];
+        const T inv = T(1) / std::sqrt(ss / static_cast<T>(hd) + kEps<T>);
+        for (int64_t t = 0; t < hd; ++t) o[t] = o[t] * inv * w[t];
+      }
+    }
+    if (a.out != a.in) std::memcpy(a.out + i * 3 * a.d + 2 * a.d, a.in + i * 3 * a.d + 2 * a.d, a.d * sizeof(T));
+  }
+}
+
+// The gradient of rope_rows: dqkv [N, 3d] holds the gradient of its q and k outputs and
+// receives, in place, that of its inputs (v's passes through); dq_norm, dk_norm [head_dim]
+// collect the norms' weight gradients of these rows.
+template <typename T>
+struct RopeRowsBackward {
+  const T* raw;  // rope_rows' input
+  T* dqkv;
+  const T *cos, *sin, *q_norm, *k_norm;
+  int64_t L, d, heads;
+};
+
+template <typename T>
+LOOPLAB_CLONES LOOPLAB_REORDER void rope_rows_backward(const RopeRowsBackward<T>& a, int64_t begin, int64_t end,
+                                                       T* dq_norm, T* dk_norm) {
+  const int64_t hd = a.d / a.heads, half = hd / 2;
+  T x[kMaxWidth];
+  for (int64_t i = begin; i < end; ++i) {
+    const T* c = a.cos + (i % a.L) * half;
+    const T* s = a.sin + (i % a.L) * half;
+    for (int64_t part = 0; part < 2; ++part) {
+      const T* w = part == 0 ? a.q_norm : a.k_norm;
+      T* dw = part == 0 ? dq_norm : dk_norm;
+      for (int64_t h = 0; h < a.heads; ++h) {
+        const T* v = a.raw + i * 3 * a.d + part * a.d + h * hd;
+        T* g = a.dqkv + i * 3 * a.d + part * a.d + h * hd;
+        for (int64_t j = 0; j < half; ++j) {
+          const T re = v[2 * j], im = v[2 * j + 1];
+          x[2 * j] = re * c[j] - im * s[j];
+          x[2 * j + 1] = re * s[j] + im * c[j];
+        }
+        rms_row_backward(x, w, g, g, false, dw, hd);
+        // The rotation's transpose: the rotation by minus the angle.
+        for (int64_t j = 0; j < half; ++j) {
+          const T gx = g[2 * j], gy = g[2 * j + 1];
+          g[2 * j] = gx * c[j] + gy * s[j];
+          g[2 * j + 1] = -gx * s[j] + gy * c[j];
+        }
       }
     }
   }
 }
 
-// softmax(q k^T * scale) v over each query's W window keys, every head, rows [begin, end).
+// softmax(q k^T * scale) v over each query's W window keys, every head, rows [begin, end);
+// the softmax weights are kept in probs [N, heads, W] where given (for the backward).
+template <typename T>
 struct AttentionRows {
-  const float* qkv;     // [N, 3d]: q, k, v, each head's head_dim values in turn
+  const T* qkv;         // [N, 3d]: q, k, v, each head's head_dim values in turn
   const int64_t* keys;  // [L, W] key positions of each query position
-  float* out;           // [N, d]
+  T* out;               // [N, d]
+  T* probs;             // [N, heads, W] or null
   int64_t L, d, heads, W;
-  float scale;
+  T scale;
 };
 
-constexpr int64_t kMaxWidth = 1024, kMaxHeads = 64, kMaxWindow = 256;
-
-LOOPLAB_CLONES LOOPLAB_REORDER void attention_rows(const AttentionRows& a, int64_t begin, int64_t end) {
+template <typename T>
+LOOPLAB_CLONES LOOPLAB_REORDER void attention_rows(const AttentionRows<T>& a, int64_t begin, int64_t end) {
   const int64_t d = a.d, H = a.heads, hd = d / H, W = a.W;
-  float prod[kMaxWidth], weight[kMaxWidth], score[kMaxHeads * kMaxWindow], shift[kMaxHeads * kMaxWindow];
+  T prod[kMaxWidth], weight[kMaxWidth], score[kMaxHeads * kMaxWindow], shift[kMaxHeads * kMaxWindow];
   for (int64_t i = begin; i < end; ++i) {
     const int64_t seq = (i / a.L) * a.L;
     const int64_t* window = a.keys + (i % a.L) * W;
-    const float* q = a.qkv + i * 3 * d;
+    const T* q = a.qkv + i * 3 * d;
     // Scores of all heads against key j at once: one product over the width, then a sum per head.
     for (int64_t j = 0; j < W; ++j) {
-      const float* k = a.qkv + (seq + window[j]) * 3 * d + d;
+      const T* k = a.qkv + (seq + window[j]) * 3 * d + d;
       for (int64_t c = 0; c < d; ++c) prod[c] = q[c] * k[c];
       for (int64_t h = 0; h < H; ++h) {
-        float s = 0;
+        T s = 0;
         for (int64_t t = 0; t < hd; ++t) s += prod[h * hd + t];
         score[h * W + j] = s * a.scale;
       }
     }
     // The softmax of each head's W scores, the exponentials of all heads in one vector loop.
     for (int64_t h = 0; h < H; ++h) {
-      float top = score[h * W];
+      T top = score[h * W];
       for (int64_t j = 1; j < W; ++j) top = std::max(top, score[h * W + j]);
       for (int64_t j = 0; j < W; ++j) shift[h * W + j] = top;
     }
     for (int64_t k = 0; k < H * W; ++k) score[k] = exp_nonpositive(score[k] - shift[k]);
     for (int64_t h = 0; h < H; ++h) {
-      float z = 0;
+      T z = 0;
       for (int64_t j = 0; j < W; ++j) z += score[h * W + j];
-      const float inv = 1.0f / z;
+      const T inv = T(1) / z;
       for (int64_t j = 0; j < W; ++j) score[h * W + j] *= inv;
     }
-    float* o = a.out + i * d;
+    if (a.probs) std::memcpy(a.probs + i * H * W, score, H * W * sizeof(T));
+    T* o = a.out + i * d;
     for (int64_t c = 0; c < d; ++c) o[c] = 0;
     for (int64_t j = 0; j < W; ++j) {
-      const float* v = a.qkv + (seq + window[j]) * 3 * d + 2 * d;
+      const T* v = a.qkv + (seq + window[j]) * 3 * d + 2 * d;
       for (int64_t h = 0; h < H; ++h)
         for (int64_t t = 0; t < hd; ++t) weight[h * hd + t] = score[h * W + j];
       for (int64_t c = 0; c < d; ++c) o[c] += weight[c] * v[c];
@@ -150,7 +245,68 @@ LOOPLAB_CLONES LOOPLAB_REORDER void attention_rows(const AttentionRows& a, int64
   }
 }
 
-const float* data(const torch::Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; }
+// The gradient of attention_rows for the whole sequences [begin, end): with p the softmax
+// weights and da the gradient of a query's output, dv_j += p_j da, ds_j = p_j (da.v_j -
+// sum_l p_l da.v_l) * scale, dq += sum_j ds_j k_j, dk_j += ds_j q. A key's gradient gathers
+// from the queries that see it, all in the same sequence: one sequence per task, no races.
+template <typename T>
+struct AttentionRowsBackward {
+  const T* qkv;  // attention_rows' input
+  const int64_t* keys;
+  const T* probs;
+  const T* dout;  // [N, d]
+  T* dqkv;        // [N, 3d], zero on entry
+  int64_t L, d, heads, W;
+  T scale;
+};
+
+template <typename T>
+LOOPLAB_CLONES LOOPLAB_REORDER void attention_rows_backward(const AttentionRowsBackward<T>& a, int64_t seq_begin,
+                                                            int64_t seq_end) {
+  const int64_t d = a.d, H = a.heads, hd = d / H, W = a.W;
+  T prod[kMaxWidth], dp[kMaxHeads * kMaxWindow], weight[kMaxWidth];
+  for (int64_t i = seq_begin * a.L; i < seq_end * a.L; ++i) {
+    const int64_t seq = (i / a.L) * a.L;
+    const int64_t* window = a.keys + (i % a.L) * W;
+    const T* p = a.probs + i * H * W;
+    const T* da = a.dout + i * d;
+    const T* q = a.qkv + i * 3 * d;
+    T* dq = a.dqkv + i * 3 * d;
+    for (int64_t j = 0; j < W; ++j) {
+      const T* v = a.qkv + (seq + window[j]) * 3 * d + 2 * d;
+      T* dv = a.dqkv + (seq + window[j]) * 3 * d + 2 * d;
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t t = 0; t < hd; ++t) weight[h * hd + t] = p[h * W + j];
+      for (int64_t c = 0; c < d; ++c) {
+        prod[c] = da[c] * v[c];
+        dv[c] += weight[c] * da[c];
+      }
+      for (int64_t h = 0; h < H; ++h) {
+        T s = 0;
+        for (int64_t t = 0; t < hd; ++t) s += prod[h * hd + t];
+        dp[h * W + j] = s;
+      }
+    }
+    for (int64_t h = 0; h < H; ++h) {
+      T mean = 0;
+      for (int64_t j = 0; j < W; ++j) mean += p[h * W + j] * dp[h * W + j];
+      for (int64_t j = 0; j < W; ++j) dp[h * W + j] = p[h * W + j] * (dp[h * W + j] - mean) * a.scale;
+    }
+    for (int64_t j = 0; j < W; ++j) {
+      const T* k = a.qkv + (seq + window[j]) * 3 * d + d;
+      T* dk = a.dqkv + (seq + window[j]) * 3 * d + d;
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t t = 0; t < hd; ++t) weight[h * hd + t] = dp[h * W + j];
+      for (int64_t c = 0; c < d; ++c) {
+        dq[c] += weight[c] * k[c];
+        dk[c] += weight[c] * q[c];
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running rows in parallel
 
 // Rows [0, n) in parallel, a few hundred at a time.
 template <typename F>
@@ -160,105 +316,383 @@ void each_row(int64_t n, const F& f) {
   });
 }
 
+// Rows in fixed chunks, f(begin, end, chunk): per-chunk partial sums (weight gradients) are
+// then added in chunk order, so the result does not depend on the number of threads.
+constexpr int64_t kChunk = 256;
+inline int64_t chunks(int64_t n) { return (n + kChunk - 1) / kChunk; }
+
+template <typename F>
+void each_chunk(int64_t n, const F& f) {
+  at::parallel_for(0, chunks(n), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) f(c * kChunk, std::min(n, (c + 1) * kChunk), c);
+  });
+}
+
+template <typename T>
+const T* data(const torch::Tensor& t) {
+  return t.defined() ? t.data_ptr<T>() : nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The block as plain tensors
+
+// The tensors one block call reads, by slot; absent pieces stay undefined.
+enum Slot : int {
+  kX, kWh,  // the state and Wh x0
+  kWxW, kWxB, kQkvW, kQkvB, kQNorm, kKNorm, kOutW, kOutB, kFc1W, kFc1B, kFc2W, kFc2B, kPreW, kPeriW, kPostW,
+  kSlots
+};
+using Slots = std::array<torch::Tensor, kSlots>;
+
+struct Shape {
+  int64_t B, L, d, heads;
+  bool external, internal;
+};
+
 const torch::nn::LinearImpl& linear(const torch::nn::Sequential& s, size_t i) {
   return *s->ptr(i)->as<torch::nn::LinearImpl>();
 }
 
-}  // namespace
-
-bool fused_block_applies(const BlockImpl& block, const torch::Tensor& x, const Positions& p) {
-  return !turned_off() && !torch::GradMode::is_enabled() && x.device().is_cpu() &&
-         x.scalar_type() == torch::kFloat32 && x.dim() == 3 && p.keys.defined() && !block.gru &&
-         block.attn->qkv->weight.scalar_type() == torch::kFloat32 && x.size(2) <= kMaxWidth &&
-         block.attn->heads <= kMaxHeads && p.keys.size(1) <= kMaxWindow;
+Slots slots_of(const BlockImpl& b, const torch::Tensor& x, const torch::Tensor& wh_x0) {
+  Slots s;
+  s[kX] = x;
+  const bool recall = b.recall_kind == Recall::kExternal || b.recall_kind == Recall::kInternal;
+  if (recall) {
+    s[kWh] = wh_x0;
+    s[kWxW] = b.Wx->weight;
+    s[kWxB] = b.Wx->bias;
+  }
+  s[kQkvW] = b.attn->qkv->weight, s[kQkvB] = b.attn->qkv->bias;
+  s[kQNorm] = b.attn->q_norm->weight, s[kKNorm] = b.attn->k_norm->weight;
+  s[kOutW] = b.attn->out_proj->weight, s[kOutB] = b.attn->out_proj->bias;
+  const auto &fc1 = linear(b.mlp, 0), &fc2 = linear(b.mlp, 2);
+  s[kFc1W] = fc1.weight, s[kFc1B] = fc1.bias, s[kFc2W] = fc2.weight, s[kFc2B] = fc2.bias;
+  if (b.pre_norm_func) s[kPreW] = b.pre_norm_func->weight;
+  if (b.peri_norm_func) s[kPeriW] = b.peri_norm_func->weight;
+  if (b.post_norm_func) s[kPostW] = b.post_norm_func->weight;
+  return s;
 }
 
-torch::Tensor fused_block_forward(const BlockImpl& b, const torch::Tensor& x_in, const torch::Tensor& wh_x0,
-                                  const Positions& p) {
-  const int64_t B = x_in.size(0), L = x_in.size(1), d = x_in.size(2), N = B * L;
-  const int64_t H = b.attn->heads, hd = d / H;
-  const torch::Tensor x = x_in.contiguous().view({N, d});
-  const bool external = b.recall_kind == Recall::kExternal, internal = b.recall_kind == Recall::kInternal;
-  const torch::Tensor wh = (external || internal) ? wh_x0.contiguous().view({N, d}) : torch::Tensor();
-  const float* WH = data(wh);
-  const float* pre_w = b.pre_norm_func ? data(b.pre_norm_func->weight) : nullptr;
-  const float* peri_w = b.peri_norm_func ? data(b.peri_norm_func->weight) : nullptr;
-  const float* post_w = b.post_norm_func ? data(b.post_norm_func->weight) : nullptr;
+// What the backward needs from the forward ([N, *] each; undefined where a piece is absent).
+struct Saved {
+  torch::Tensor x, r, n1, u, qkv_raw, qkv, probs, att, zpre, s, z, n2, u2, h, g, m, s2;
+  static constexpr const char* kNames[] = {"x", "r",  "n1", "u", "qkv_raw", "qkv", "probs", "att", "zpre",
+                                           "s", "z", "n2", "u2", "h",       "g",   "m",     "s2"};
+  std::array<torch::Tensor*, 17> all() {
+    return {&x, &r, &n1, &u, &qkv_raw, &qkv, &probs, &att, &zpre, &s, &z, &n2, &u2, &h, &g, &m, &s2};
+  }
+};
 
-  // The sublayer's input u = preN(r), then g(u, x0) = Wx u + Wh x0 for internal recall.
-  auto sublayer_input = [&](const torch::Tensor& r) {
-    torch::Tensor u = r;
+template <typename T>
+torch::Tensor forward_rows(const Slots& w, const Shape& sh, const Positions& p, Saved* save) {
+  const int64_t L = sh.L, d = sh.d, N = sh.B * sh.L, H = sh.heads, hd = d / H;
+  const torch::Tensor x = w[kX].contiguous().view({N, d});
+  const torch::Tensor wh = w[kWh].defined() ? w[kWh].contiguous().view({N, d}) : torch::Tensor();
+  const T* WH = data<T>(wh);
+  const T *pre_w = data<T>(w[kPreW]), *peri_w = data<T>(w[kPeriW]), *post_w = data<T>(w[kPostW]);
+  // With saving, the output is a tensor of its own (autograd's output may not be a view).
+  const torch::Tensor result = save ? torch::empty({sh.B, L, d}, x.options()) : torch::Tensor();
+
+  // The sublayer's input: n = preN(r), u = g(n, x0) = Wx n + Wh x0 for internal recall, else n.
+  auto sublayer_input = [&](const torch::Tensor& r, torch::Tensor& n) {
+    n = r;
     if (pre_w) {
-      u = torch::empty_like(r);
-      const float* R = data(r);
-      float* U = u.data_ptr<float>();
-      each_row(N, [&](int64_t i) { rms_row(R + i * d, pre_w, U + i * d, d); });
+      n = torch::empty_like(r);
+      const T* R = data<T>(r);
+      T* Nn = n.data_ptr<T>();
+      each_row(N, [&](int64_t i) { rms_row(R + i * d, pre_w, Nn + i * d, d); });
     }
-    if (internal) {
-      u = at::linear(u, b.Wx->weight, b.Wx->bias);
-      float* U = u.data_ptr<float>();
-      each_row(N, [&](int64_t i) {
-        for (int64_t c = 0; c < d; ++c) U[i * d + c] += WH[i * d + c];
-      });
-    }
+    if (!sh.internal) return n;
+    torch::Tensor u = at::linear(n, w[kWxW], w[kWxB]);
+    T* U = u.data_ptr<T>();
+    each_row(N, [&](int64_t i) {
+      for (int64_t c = 0; c < d; ++c) U[i * d + c] += WH[i * d + c];
+    });
     return u;
   };
-  // out = postN(r + periN(y)), in place in y.
-  auto sublayer_output = [&](const torch::Tensor& r, torch::Tensor& y) {
-    const float* R = data(r);
-    float* Y = y.data_ptr<float>();
+  // out = postN(r + periN(y)): in place in y without saving; else into `out`, r + periN(y) in s.
+  auto sublayer_output = [&](const torch::Tensor& r, torch::Tensor& y, torch::Tensor out, torch::Tensor* s) {
+    if (!save) out = y;
+    if (save && post_w) *s = torch::empty_like(r);
+    const T *R = data<T>(r), *Y = data<T>(y);
+    T* O = out.data_ptr<T>();
+    T* S = save && post_w ? s->data_ptr<T>() : nullptr;
     each_row(N, [&](int64_t i) {
-      float* yr = Y + i * d;
-      if (peri_w) rms_row(yr, peri_w, yr, d);
-      for (int64_t c = 0; c < d; ++c) yr[c] += R[i * d + c];
-      if (post_w) rms_row(yr, post_w, yr, d);
+      T* o = O + i * d;
+      if (peri_w)
+        rms_row(Y + i * d, peri_w, o, d);
+      else if (o != Y + i * d)
+        std::memcpy(o, Y + i * d, d * sizeof(T));
+      for (int64_t c = 0; c < d; ++c) o[c] += R[i * d + c];
+      if (post_w) {
+        if (S) std::memcpy(S + i * d, o, d * sizeof(T));
+        rms_row(o, post_w, o, d);
+      }
     });
+    return out;
   };
 
   // --- Attention sublayer ---------------------------------------------------------------------
   torch::Tensor r = x;
-  if (external) {
-    r = at::linear(x, b.Wx->weight, b.Wx->bias);
-    float* Rw = r.data_ptr<float>();
+  if (sh.external) {
+    r = at::linear(x, w[kWxW], w[kWxB]);
+    T* Rw = r.data_ptr<T>();
     each_row(N, [&](int64_t i) {
       for (int64_t c = 0; c < d; ++c) Rw[i * d + c] += WH[i * d + c];
     });
   }
-  const torch::Tensor u = sublayer_input(r);
-  torch::Tensor qkv = at::linear(u, b.attn->qkv->weight, b.attn->qkv->bias);  // [N, 3d]: q, k, v, heads inside
+  torch::Tensor n1;
+  const torch::Tensor u = sublayer_input(r, n1);
+  const torch::Tensor qkv_raw = at::linear(u, w[kQkvW], w[kQkvB]);  // [N, 3d]: q, k, v, heads inside
+  const torch::Tensor qkv = save ? torch::empty_like(qkv_raw) : qkv_raw;
   {
     const torch::Tensor cos = p.cos.contiguous(), sin = p.sin.contiguous();
-    RopeRows a;
-    a.qkv = qkv.data_ptr<float>();
-    a.cos = data(cos), a.sin = data(sin);
-    a.q_norm = data(b.attn->q_norm->weight), a.k_norm = data(b.attn->k_norm->weight);
+    RopeRows<T> a;
+    a.in = data<T>(qkv_raw), a.out = qkv.data_ptr<T>();
+    a.cos = data<T>(cos), a.sin = data<T>(sin);
+    a.q_norm = data<T>(w[kQNorm]), a.k_norm = data<T>(w[kKNorm]);
     a.L = L, a.d = d, a.heads = H;
     at::parallel_for(0, N, 64, [&](int64_t begin, int64_t end) { rope_rows(a, begin, end); });
   }
-  torch::Tensor attended = torch::empty({N, d}, x.options());
+  const torch::Tensor keys = p.keys.contiguous();
+  const int64_t W = keys.size(1);
+  torch::Tensor att = torch::empty({N, d}, x.options());
+  const torch::Tensor probs = save ? torch::empty({N, H, W}, x.options()) : torch::Tensor();
   {
-    const torch::Tensor keys = p.keys.contiguous();
-    AttentionRows a;
-    a.qkv = data(qkv);
+    AttentionRows<T> a;
+    a.qkv = data<T>(qkv);
     a.keys = keys.data_ptr<int64_t>();
-    a.out = attended.data_ptr<float>();
-    a.L = L, a.d = d, a.heads = H, a.W = keys.size(1);
-    a.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
+    a.out = att.data_ptr<T>();
+    a.probs = save ? probs.data_ptr<T>() : nullptr;
+    a.L = L, a.d = d, a.heads = H, a.W = W;
+    a.scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hd)));
     at::parallel_for(0, N, 64, [&](int64_t begin, int64_t end) { attention_rows(a, begin, end); });
   }
-  torch::Tensor z = at::linear(attended, b.attn->out_proj->weight, b.attn->out_proj->bias);
-  sublayer_output(r, z);
+  torch::Tensor zpre = at::linear(att, w[kOutW], w[kOutB]);
+  torch::Tensor s;
+  const torch::Tensor z = sublayer_output(r, zpre, save ? torch::empty_like(zpre) : torch::Tensor(), &s);
 
   // --- MLP sublayer ---------------------------------------------------------------------------
   // (Tiling it so that the 4x wider hidden layer stays in cache measured slower here: the
   // products lose more at 128-row tiles than the passes gain.)
-  const torch::Tensor u2 = sublayer_input(z);
-  const auto &fc1 = linear(b.mlp, 0), &fc2 = linear(b.mlp, 2);
-  torch::Tensor hidden = at::linear(u2, fc1.weight, fc1.bias);
-  at::gelu_(hidden);
-  torch::Tensor out = at::linear(hidden, fc2.weight, fc2.bias);
-  sublayer_output(z, out);
-  return out.view({B, L, d});
+  torch::Tensor n2;
+  const torch::Tensor u2 = sublayer_input(z, n2);
+  torch::Tensor h = at::linear(u2, w[kFc1W], w[kFc1B]);
+  const torch::Tensor g = save ? at::gelu(h) : at::gelu_(h);
+  torch::Tensor m = at::linear(g, w[kFc2W], w[kFc2B]);
+  torch::Tensor s2;
+  const torch::Tensor out = sublayer_output(z, m, save ? result.view({N, d}) : torch::Tensor(), &s2);
+  if (save) {
+    // The outputs of the two last products are needed only for the peri-norm's gradient.
+    if (!peri_w) zpre = m = torch::Tensor();
+    *save = Saved{x, r, n1, u, qkv_raw, qkv, probs, att, zpre, s, z, n2, u2, h, g, m, s2};
+    return result;
+  }
+  return out.view({sh.B, L, d});
+}
+
+// The gradients of one block call, by slot, given the gradient of its output.
+template <typename T>
+Slots backward_rows(const Slots& w, const Shape& sh, const torch::Tensor& cos_in, const torch::Tensor& sin_in,
+                    const torch::Tensor& keys_in, const Saved& sv, const torch::Tensor& dout_in, bool need_dx) {
+  const int64_t L = sh.L, d = sh.d, N = sh.B * sh.L, H = sh.heads, hd = d / H;
+  const T *pre_w = data<T>(w[kPreW]), *peri_w = data<T>(w[kPeriW]), *post_w = data<T>(w[kPostW]);
+  Slots grad;
+  auto add = [&](Slot slot, const torch::Tensor& g) {
+    if (grad[slot].defined())
+      grad[slot].add_(g);
+    else
+      grad[slot] = g;
+  };
+  // A weight's gradient summed over chunks of rows, in chunk order.
+  auto partial = [&](const T* weight, int64_t width) {
+    return weight ? torch::zeros({chunks(N), width}, sv.x.options()) : torch::Tensor();
+  };
+  auto row_of = [&](const torch::Tensor& part, int64_t chunk, int64_t width) -> T* {
+    return part.defined() ? part.data_ptr<T>() + chunk * width : nullptr;
+  };
+  // The linear layer y = x W^T + b: dW += dy^T x, db += sum dy; returns dx = dy W.
+  auto linear_backward = [&](const torch::Tensor& dy, const torch::Tensor& x, Slot weight, Slot bias, bool dx) {
+    add(weight, at::mm(dy.t(), x));
+    add(bias, dy.sum(0));
+    return dx ? at::mm(dy, w[weight]) : torch::Tensor();
+  };
+  // out = postN(s), s = r + periN(y): returns {ds (the residual's gradient), dy}. dout may be
+  // overwritten only when `own` says it is this function's buffer.
+  auto output_backward = [&](const torch::Tensor& dout, bool own, const torch::Tensor& s, const torch::Tensor& y) {
+    const torch::Tensor ds = post_w || own ? (post_w ? torch::empty_like(dout) : dout) : dout.clone();
+    const torch::Tensor dy = peri_w ? torch::empty_like(dout) : ds;
+    if (!post_w && !peri_w) return std::make_pair(ds, dy);
+    const torch::Tensor dpost = partial(post_w, d), dperi = partial(peri_w, d);
+    const T *DO = data<T>(dout), *S = data<T>(s), *Y = data<T>(y);
+    T *DS = ds.data_ptr<T>(), *DY = dy.data_ptr<T>();
+    each_chunk(N, [&](int64_t begin, int64_t end, int64_t chunk) {
+      for (int64_t i = begin; i < end; ++i) {
+        if (post_w) rms_row_backward(S + i * d, post_w, DO + i * d, DS + i * d, false, row_of(dpost, chunk, d), d);
+        if (peri_w) rms_row_backward(Y + i * d, peri_w, DS + i * d, DY + i * d, false, row_of(dperi, chunk, d), d);
+      }
+    });
+    if (post_w) add(kPostW, dpost.sum(0));
+    if (peri_w) add(kPeriW, dperi.sum(0));
+    return std::make_pair(ds, dy);
+  };
+  // u = g(n, x0) (internal recall) or n, n = preN(r) or r: adds the gradient of r to dr.
+  auto input_backward = [&](const torch::Tensor& du, const torch::Tensor& n, const torch::Tensor& r,
+                            const torch::Tensor& dr) {
+    torch::Tensor dn = du;
+    if (sh.internal) {
+      add(kWh, du);
+      dn = linear_backward(du, n, kWxW, kWxB, true);
+    }
+    if (!pre_w) {
+      dr.add_(dn);
+      return;
+    }
+    const torch::Tensor dpre = partial(pre_w, d);
+    const T *R = data<T>(r), *DN = data<T>(dn);
+    T* DR = dr.data_ptr<T>();
+    each_chunk(N, [&](int64_t begin, int64_t end, int64_t chunk) {
+      for (int64_t i = begin; i < end; ++i)
+        rms_row_backward(R + i * d, pre_w, DN + i * d, DR + i * d, true, row_of(dpre, chunk, d), d);
+    });
+    add(kPreW, dpre.sum(0));
+  };
+
+  // --- MLP sublayer ---------------------------------------------------------------------------
+  const torch::Tensor dout = dout_in.contiguous().view({N, d});
+  auto [dz, dm] = output_backward(dout, false, sv.s2, sv.m);
+  const torch::Tensor dg = linear_backward(dm, sv.g, kFc2W, kFc2B, true);
+  const torch::Tensor dh = at::gelu_backward(dg, sv.h);
+  input_backward(linear_backward(dh, sv.u2, kFc1W, kFc1B, true), sv.n2, sv.z, dz);
+
+  // --- Attention sublayer ---------------------------------------------------------------------
+  auto [dr, dzpre] = output_backward(dz, true, sv.s, sv.zpre);
+  const torch::Tensor datt = linear_backward(dzpre, sv.att, kOutW, kOutB, true);
+  const torch::Tensor dqkv = torch::zeros({N, 3 * d}, datt.options());
+  const torch::Tensor keys = keys_in.contiguous(), cos = cos_in.contiguous(), sin = sin_in.contiguous();
+  {
+    AttentionRowsBackward<T> a;
+    a.qkv = data<T>(sv.qkv);
+    a.keys = keys.data_ptr<int64_t>();
+    a.probs = data<T>(sv.probs);
+    a.dout = data<T>(datt);
+    a.dqkv = dqkv.data_ptr<T>();
+    a.L = L, a.d = d, a.heads = H, a.W = keys.size(1);
+    a.scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hd)));
+    at::parallel_for(0, sh.B, 1, [&](int64_t begin, int64_t end) { attention_rows_backward(a, begin, end); });
+  }
+  {
+    const torch::Tensor dqn = partial(data<T>(w[kQNorm]), hd), dkn = partial(data<T>(w[kKNorm]), hd);
+    RopeRowsBackward<T> a;
+    a.raw = data<T>(sv.qkv_raw);
+    a.dqkv = dqkv.data_ptr<T>();
+    a.cos = data<T>(cos), a.sin = data<T>(sin);
+    a.q_norm = data<T>(w[kQNorm]), a.k_norm = data<T>(w[kKNorm]);
+    a.L = L, a.d = d, a.heads = H;
+    each_chunk(N, [&](int64_t begin, int64_t end, int64_t chunk) {
+      rope_rows_backward(a, begin, end, row_of(dqn, chunk, hd), row_of(dkn, chunk, hd));
+    });
+    add(kQNorm, dqn.sum(0));
+    add(kKNorm, dkn.sum(0));
+  }
+  input_backward(linear_backward(dqkv, sv.u, kQkvW, kQkvB, true), sv.n1, sv.r, dr);
+
+  // --- The external recall r = Wx x + Wh x0 ---------------------------------------------------
+  torch::Tensor dx = dr;
+  if (sh.external) {
+    add(kWh, dr);
+    dx = linear_backward(dr, sv.x, kWxW, kWxB, need_dx);
+  }
+  if (dx.defined()) grad[kX] = dx.view({sh.B, L, d});
+  if (grad[kWh].defined()) grad[kWh] = grad[kWh].view({sh.B, L, d});
+  return grad;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The autograd node
+
+struct FusedBlockFunction : torch::autograd::Function<FusedBlockFunction> {
+  // inputs: the defined slots in slot order (autograd links each to its gradient).
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, torch::TensorList inputs, const Slots* slots,
+                               const Shape* shape, const Positions* p) {
+    Saved saved;
+    const torch::Tensor out = inputs[0].scalar_type() == torch::kFloat64
+                                  ? forward_rows<double>(*slots, *shape, *p, &saved)
+                                  : forward_rows<float>(*slots, *shape, *p, &saved);
+    ctx->save_for_backward(inputs.vec());
+    std::vector<int64_t> present;
+    for (int i = 0; i < kSlots; ++i)
+      if ((*slots)[i].defined()) present.push_back(i);
+    ctx->saved_data["slots"] = present;
+    ctx->saved_data["shape"] = std::vector<int64_t>{shape->B, shape->L, shape->d, shape->heads,
+                                                    int64_t{shape->external}, int64_t{shape->internal}};
+    ctx->saved_data["cos"] = p->cos;
+    ctx->saved_data["sin"] = p->sin;
+    ctx->saved_data["keys"] = p->keys;
+    const auto all = saved.all();
+    for (size_t i = 0; i < all.size(); ++i)
+      if (all[i]->defined()) ctx->saved_data[Saved::kNames[i]] = *all[i];
+    return out;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    if (torch::GradMode::is_enabled())
+      throw Error("the fused block's backward is not differentiable: build graphs for double backward inside a "
+                  "PlainEngine scope (model/fused_block.h)");
+    const auto inputs = ctx->get_saved_variables();
+    const auto present = ctx->saved_data["slots"].toIntVector();
+    const auto s = ctx->saved_data["shape"].toIntVector();
+    const Shape shape{s[0], s[1], s[2], s[3], s[4] != 0, s[5] != 0};
+    Slots slots;
+    for (size_t i = 0; i < present.size(); ++i) slots[present[i]] = inputs[i];
+    Saved saved;
+    const auto all = saved.all();
+    for (size_t i = 0; i < all.size(); ++i) {
+      auto it = ctx->saved_data.find(Saved::kNames[i]);
+      if (it != ctx->saved_data.end()) *all[i] = it->second.toTensor();
+    }
+    // Unset pieces alias the tensors they stand for (n = r without pre-norm, u = n without
+    // internal recall), as in the forward.
+    const torch::Tensor cos = ctx->saved_data["cos"].toTensor(), sin = ctx->saved_data["sin"].toTensor(),
+                        keys = ctx->saved_data["keys"].toTensor();
+    const torch::Tensor dout = grads[0].defined() ? grads[0] : torch::zeros_like(inputs[0]);
+    const bool need_dx = ctx->needs_input_grad(0);
+    const Slots g = inputs[0].scalar_type() == torch::kFloat64
+                        ? backward_rows<double>(slots, shape, cos, sin, keys, saved, dout, need_dx)
+                        : backward_rows<float>(slots, shape, cos, sin, keys, saved, dout, need_dx);
+    torch::autograd::variable_list out;
+    for (int64_t slot : present) out.push_back(g[slot]);
+    out.resize(out.size() + 3);  // none for forward's three other arguments
+    return out;
+  }
+};
+
+}  // namespace
+
+bool fused_block_applies(const BlockImpl& block, const torch::Tensor& x, const Positions& p) {
+  const auto t = x.scalar_type();
+  return !plain_engine() && block.attn->fused && x.device().is_cpu() && (t == torch::kFloat32 || t == torch::kFloat64) &&
+         x.dim() == 3 && p.keys.defined() && !block.gru && block.attn->qkv->weight.scalar_type() == t &&
+         p.cos.scalar_type() == t && x.size(2) <= kMaxWidth && block.attn->heads <= kMaxHeads &&
+         p.keys.size(1) <= kMaxWindow;
+}
+
+torch::Tensor fused_block_forward(const BlockImpl& b, const torch::Tensor& x, const torch::Tensor& wh_x0,
+                                  const Positions& p) {
+  const Slots slots = slots_of(b, x, wh_x0);
+  const Shape shape{x.size(0), x.size(1), x.size(2), b.attn->heads, b.recall_kind == Recall::kExternal,
+                    b.recall_kind == Recall::kInternal};
+  bool record = false;
+  if (torch::GradMode::is_enabled())
+    for (const torch::Tensor& t : slots) record = record || (t.defined() && t.requires_grad());
+  if (!record)
+    return x.scalar_type() == torch::kFloat64 ? forward_rows<double>(slots, shape, p, nullptr)
+                                              : forward_rows<float>(slots, shape, p, nullptr);
+  std::vector<torch::Tensor> inputs;
+  for (const torch::Tensor& t : slots)
+    if (t.defined()) inputs.push_back(t);
+  return FusedBlockFunction::apply(torch::TensorList(inputs), &slots, &shape, &p);
 }
 
 }  // namespace looplab

@@ -1,5 +1,7 @@
 #include "looplab/model/neighbourhood_kernel.h"
 
+#include "looplab/model/fused_block.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -8,20 +10,8 @@
 
 namespace looplab {
 
-namespace {
-
-bool turned_off() {
-  static const bool off = [] {
-    const char* e = std::getenv("LOOPLAB_ENGINE");
-    return e && std::strcmp(e, "plain") == 0;
-  }();
-  return off;
-}
-
-}  // namespace
-
 bool neighbourhood_kernel_applies(const torch::Tensor& q) {
-  return !turned_off() && q.device().is_cpu() && q.scalar_type() == torch::kFloat32 &&
+  return !plain_engine() && q.device().is_cpu() && q.scalar_type() == torch::kFloat32 &&
          (!torch::GradMode::is_enabled() || !q.requires_grad());
 }
 
