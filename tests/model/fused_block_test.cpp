@@ -21,6 +21,7 @@ double relative(const torch::Tensor& a, const torch::Tensor& b) {
 struct Case {
   std::vector<int64_t> grid;
   int64_t window, width, heads;
+  bool local = true;
 };
 
 TEST(FusedBlock, EqualsThePlainBlock) {
@@ -28,7 +29,9 @@ TEST(FusedBlock, EqualsThePlainBlock) {
                                    {{512}, 5, 64, 4},       // gathered window
                                    {{9, 9}, 3, 32, 2},      // 2-D, dense mask
                                    {{16, 16}, 3, 32, 2},    // 2-D, gathered
-                                   {{40}, 7, 128, 8}};      // wider, more heads
+                                   {{40}, 7, 128, 8},       // wider, more heads
+                                   {{9, 9}, 0, 32, 4, false},  // full attention (sudoku's)
+                                   {{100}, 0, 16, 2, false}};
   int checked = 0;
   for (Recall recall : {Recall::kNone, Recall::kExternal, Recall::kInternal, Recall::kFixed})
     for (Norm norm : {Norm::kPre, Norm::kPeri, Norm::kPost})
@@ -37,7 +40,8 @@ TEST(FusedBlock, EqualsThePlainBlock) {
         ModelConfig c = default_config("prefix-sums", recall, norm, k.width);
         c.heads = k.heads;
         c.grid = k.grid;
-        c.window = k.window;
+        c.window = k.local ? k.window : 1;
+        c.local_attention = k.local;
         if (recall == Recall::kFixed) c.blocks = 2;
         LoopedTransformer model(c);
         int64_t L = 1;
@@ -56,7 +60,7 @@ TEST(FusedBlock, EqualsThePlainBlock) {
         EXPECT_LT(relative(fused, plain), 1e-5) << to_string(recall) << " " << to_string(norm) << " L=" << L;
         ++checked;
       }
-  EXPECT_EQ(checked, 4 * 3 * 5);
+  EXPECT_EQ(checked, 4 * 3 * 7);
 }
 
 TEST(FusedBlock, ManyIterationsStayWithThePlainPath) {
@@ -101,6 +105,7 @@ struct GradCase {
   Norm norm;
   std::vector<int64_t> grid;
   int64_t window, width, heads;
+  bool local = true;
 };
 
 // A block of the case's model and inputs that require gradient, in `dtype`.
@@ -117,7 +122,8 @@ GradSetup grad_setup(const GradCase& k, torch::Dtype dtype, uint64_t seed) {
   ModelConfig c = default_config("prefix-sums", k.recall, k.norm, k.width);
   c.heads = k.heads;
   c.grid = k.grid;
-  c.window = k.window;
+  c.window = k.local ? k.window : 1;
+  c.local_attention = k.local;
   GradSetup s;
   s.model = LoopedTransformer(c);
   s.model->to(dtype);
@@ -149,6 +155,8 @@ const std::vector<GradCase>& grad_cases() {
         out.push_back({recall, norm, {5, 6}, 3, 16, 4});
       }
     out.push_back({Recall::kExternal, Norm::kPost, {48}, 7, 32, 4});  // 48 tokens: long for the plain path
+    out.push_back({Recall::kExternal, Norm::kPost, {4, 4}, 0, 16, 2, false});  // full attention
+    out.push_back({Recall::kInternal, Norm::kPeri, {10}, 0, 16, 4, false});
     return out;
   }();
   return cases;
@@ -157,7 +165,7 @@ const std::vector<GradCase>& grad_cases() {
 std::string name(const GradCase& k) {
   std::string grid;
   for (int64_t g : k.grid) grid += (grid.empty() ? "" : "x") + std::to_string(g);
-  return to_string(k.recall) + " " + to_string(k.norm) + " " + grid;
+  return to_string(k.recall) + " " + to_string(k.norm) + " " + grid + (k.local ? "" : " full");
 }
 
 TEST(FusedBlock, GradientsEqualThePlainBlocksInFloat64) {
@@ -292,7 +300,10 @@ TEST(FusedBlock, LeavesTheRestToThePlainPath) {
   block.attn->fused = true;
   c.local_attention = false;
   LoopedTransformer full(c);
-  EXPECT_FALSE(fused_block_applies(*(*full->recur_blocks)[0]->as<BlockImpl>(), x, full->positions({64})));
+  auto& full_block = *(*full->recur_blocks)[0]->as<BlockImpl>();
+  EXPECT_TRUE(fused_block_applies(full_block, x, full->positions({64})));  // full attention, every key
+  const torch::Tensor longer = torch::randn({1, kMaxFusedKeys + 1, 16});
+  EXPECT_FALSE(fused_block_applies(full_block, longer, full->positions({kMaxFusedKeys + 1})));  // too many keys
 }
 
 }  // namespace

@@ -11,6 +11,10 @@
 #include "looplab/model/looped_transformer.h"
 #include "looplab/util/error.h"
 
+#ifdef LOOPLAB_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#endif
+
 namespace looplab {
 
 // ---------------------------------------------------------------------------------------------
@@ -36,13 +40,8 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Row kernels (float and double)
 
-// Reductions over a row (64-256 values) vectorize only if their additions may be reordered;
-// GCC allows that per function. The sums then differ from LibTorch's in the last bits only.
-#if defined(__GNUC__) && !defined(__clang__)
-#define LOOPLAB_REORDER __attribute__((optimize("associative-math", "no-signed-zeros", "no-trapping-math")))
-#else
-#define LOOPLAB_REORDER
-#endif
+// This file is compiled with reordered additions (CMakeLists.txt): the row reductions over
+// 64-256 values vectorize, and their sums differ from LibTorch's in the last bits only.
 
 // The per-token loops that run at every iteration, compiled for AVX-512 and AVX2 beside the
 // baseline x86-64 (chosen once at load time): the rest of looplab is built for any x86-64.
@@ -58,7 +57,7 @@ constexpr T kEps = std::numeric_limits<T>::epsilon();
 
 // out = x / sqrt(mean(x^2) + eps) * w (out may be x).
 template <typename T>
-LOOPLAB_REORDER inline void rms_row(const T* x, const T* w, T* out, int64_t n) {
+inline void rms_row(const T* x, const T* w, T* out, int64_t n) {
   T s = 0;
   for (int64_t i = 0; i < n; ++i) s += x[i] * x[i];
   const T inv = T(1) / std::sqrt(s / static_cast<T>(n) + kEps<T>);
@@ -69,7 +68,7 @@ LOOPLAB_REORDER inline void rms_row(const T* x, const T* w, T* out, int64_t n) {
 // sum(dy w x) / n, written to dx (or added to it); dw += dy x inv where dw is given. dx may be
 // dy when not accumulating.
 template <typename T>
-LOOPLAB_REORDER inline void rms_row_backward(const T* x, const T* w, const T* dy, T* dx, bool accumulate, T* dw,
+inline void rms_row_backward(const T* x, const T* w, const T* dy, T* dx, bool accumulate, T* dw,
                                              int64_t n) {
   T s = 0, dot = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -108,7 +107,7 @@ inline float exp_nonpositive(float x) {
 }
 inline double exp_nonpositive(double x) { return std::exp(x); }
 
-constexpr int64_t kMaxWidth = 1024, kMaxHeads = 64, kMaxWindow = 256;
+constexpr int64_t kMaxWidth = 1024, kMaxHeads = 64, kMaxWindow = kMaxFusedKeys;
 
 // RoPE, then the per-head RMSNorm, of every q and k of the rows [begin, end) of qkv [N, 3d]
 // (in: before, out: after; they may be the same buffer; v is copied when they differ).
@@ -122,7 +121,7 @@ struct RopeRows {
 };
 
 template <typename T>
-LOOPLAB_CLONES LOOPLAB_REORDER void rope_rows(const RopeRows<T>& a, int64_t begin, int64_t end) {
+LOOPLAB_CLONES void rope_rows(const RopeRows<T>& a, int64_t begin, int64_t end) {
   const int64_t hd = a.d / a.heads, half = hd / 2;
   for (int64_t i = begin; i < end; ++i) {
     const T* c = a.cos + (i % a.L) * half;
@@ -160,7 +159,7 @@ struct RopeRowsBackward {
 };
 
 template <typename T>
-LOOPLAB_CLONES LOOPLAB_REORDER void rope_rows_backward(const RopeRowsBackward<T>& a, int64_t begin, int64_t end,
+LOOPLAB_CLONES void rope_rows_backward(const RopeRowsBackward<T>& a, int64_t begin, int64_t end,
                                                        T* dq_norm, T* dk_norm) {
   const int64_t hd = a.d / a.heads, half = hd / 2;
   T x[kMaxWidth];
@@ -203,7 +202,7 @@ struct AttentionRows {
 };
 
 template <typename T>
-LOOPLAB_CLONES LOOPLAB_REORDER void attention_rows(const AttentionRows<T>& a, int64_t begin, int64_t end) {
+LOOPLAB_CLONES void attention_rows(const AttentionRows<T>& a, int64_t begin, int64_t end) {
   const int64_t d = a.d, H = a.heads, hd = d / H, W = a.W;
   T prod[kMaxWidth], weight[kMaxWidth], score[kMaxHeads * kMaxWindow], shift[kMaxHeads * kMaxWindow];
   for (int64_t i = begin; i < end; ++i) {
@@ -261,7 +260,7 @@ struct AttentionRowsBackward {
 };
 
 template <typename T>
-LOOPLAB_CLONES LOOPLAB_REORDER void attention_rows_backward(const AttentionRowsBackward<T>& a, int64_t seq_begin,
+LOOPLAB_CLONES void attention_rows_backward(const AttentionRowsBackward<T>& a, int64_t seq_begin,
                                                             int64_t seq_end) {
   const int64_t d = a.d, H = a.heads, hd = d / H, W = a.W;
   T prod[kMaxWidth], dp[kMaxHeads * kMaxWindow], weight[kMaxWidth];
@@ -334,6 +333,52 @@ const T* data(const torch::Tensor& t) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The dense products, row-major: oneDNN's sgemm for float32 where it was found at build time
+// (CMakeLists.txt: 1.5-2.5x OpenBLAS's rate at these thin shapes), ATen's otherwise.
+
+#ifdef LOOPLAB_HAVE_DNNL
+// C [m, n] = op(A) op(B) + beta C, every matrix contiguous; false if oneDNN declined.
+bool sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const torch::Tensor& A, const torch::Tensor& B,
+           float beta, torch::Tensor& C) {
+  return dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, A.data_ptr<float>(), ta ? m : k,
+                    B.data_ptr<float>(), tb ? k : n, beta, C.data_ptr<float>(), n) == dnnl_success;
+}
+#endif
+
+// x W^T + b: x [N, K], W [M, K], b [M].
+torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& W, const torch::Tensor& b) {
+#ifdef LOOPLAB_HAVE_DNNL
+  if (x.scalar_type() == torch::kFloat32) {
+    torch::Tensor y = b.expand({x.size(0), W.size(0)}).contiguous();
+    if (sgemm(false, true, x.size(0), W.size(0), x.size(1), x.contiguous(), W.contiguous(), 1.0f, y)) return y;
+  }
+#endif
+  return at::linear(x, W, b);
+}
+
+// dy^T x: the weight gradient of a linear layer, dy [N, M], x [N, K] -> [M, K].
+torch::Tensor weight_gradient(const torch::Tensor& dy, const torch::Tensor& x) {
+#ifdef LOOPLAB_HAVE_DNNL
+  if (x.scalar_type() == torch::kFloat32) {
+    torch::Tensor g = torch::empty({dy.size(1), x.size(1)}, x.options());
+    if (sgemm(true, false, dy.size(1), x.size(1), x.size(0), dy.contiguous(), x.contiguous(), 0.0f, g)) return g;
+  }
+#endif
+  return at::mm(dy.t(), x);
+}
+
+// dy W: the input gradient of a linear layer, dy [N, M], W [M, K] -> [N, K].
+torch::Tensor input_gradient(const torch::Tensor& dy, const torch::Tensor& W) {
+#ifdef LOOPLAB_HAVE_DNNL
+  if (dy.scalar_type() == torch::kFloat32) {
+    torch::Tensor g = torch::empty({dy.size(0), W.size(1)}, dy.options());
+    if (sgemm(false, false, dy.size(0), W.size(1), dy.size(1), dy.contiguous(), W.contiguous(), 0.0f, g)) return g;
+  }
+#endif
+  return at::mm(dy, W);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The block as plain tensors
 
 // The tensors one block call reads, by slot; absent pieces stay undefined.
@@ -403,7 +448,7 @@ torch::Tensor forward_rows(const Slots& w, const Shape& sh, const Positions& p, 
       each_row(N, [&](int64_t i) { rms_row(R + i * d, pre_w, Nn + i * d, d); });
     }
     if (!sh.internal) return n;
-    torch::Tensor u = at::linear(n, w[kWxW], w[kWxB]);
+    torch::Tensor u = linear(n, w[kWxW], w[kWxB]);
     T* U = u.data_ptr<T>();
     each_row(N, [&](int64_t i) {
       for (int64_t c = 0; c < d; ++c) U[i * d + c] += WH[i * d + c];
@@ -435,7 +480,7 @@ torch::Tensor forward_rows(const Slots& w, const Shape& sh, const Positions& p, 
   // --- Attention sublayer ---------------------------------------------------------------------
   torch::Tensor r = x;
   if (sh.external) {
-    r = at::linear(x, w[kWxW], w[kWxB]);
+    r = linear(x, w[kWxW], w[kWxB]);
     T* Rw = r.data_ptr<T>();
     each_row(N, [&](int64_t i) {
       for (int64_t c = 0; c < d; ++c) Rw[i * d + c] += WH[i * d + c];
@@ -443,7 +488,7 @@ torch::Tensor forward_rows(const Slots& w, const Shape& sh, const Positions& p, 
   }
   torch::Tensor n1;
   const torch::Tensor u = sublayer_input(r, n1);
-  const torch::Tensor qkv_raw = at::linear(u, w[kQkvW], w[kQkvB]);  // [N, 3d]: q, k, v, heads inside
+  const torch::Tensor qkv_raw = linear(u, w[kQkvW], w[kQkvB]);  // [N, 3d]: q, k, v, heads inside
   const torch::Tensor qkv = save ? torch::empty_like(qkv_raw) : qkv_raw;
   {
     const torch::Tensor cos = p.cos.contiguous(), sin = p.sin.contiguous();
@@ -468,7 +513,7 @@ torch::Tensor forward_rows(const Slots& w, const Shape& sh, const Positions& p, 
     a.scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hd)));
     at::parallel_for(0, N, 64, [&](int64_t begin, int64_t end) { attention_rows(a, begin, end); });
   }
-  torch::Tensor zpre = at::linear(att, w[kOutW], w[kOutB]);
+  torch::Tensor zpre = linear(att, w[kOutW], w[kOutB]);
   torch::Tensor s;
   const torch::Tensor z = sublayer_output(r, zpre, save ? torch::empty_like(zpre) : torch::Tensor(), &s);
 
@@ -477,9 +522,9 @@ torch::Tensor forward_rows(const Slots& w, const Shape& sh, const Positions& p, 
   // products lose more at 128-row tiles than the passes gain.)
   torch::Tensor n2;
   const torch::Tensor u2 = sublayer_input(z, n2);
-  torch::Tensor h = at::linear(u2, w[kFc1W], w[kFc1B]);
+  torch::Tensor h = linear(u2, w[kFc1W], w[kFc1B]);
   const torch::Tensor g = save ? at::gelu(h) : at::gelu_(h);
-  torch::Tensor m = at::linear(g, w[kFc2W], w[kFc2B]);
+  torch::Tensor m = linear(g, w[kFc2W], w[kFc2B]);
   torch::Tensor s2;
   const torch::Tensor out = sublayer_output(z, m, save ? result.view({N, d}) : torch::Tensor(), &s2);
   if (save) {
@@ -513,9 +558,9 @@ Slots backward_rows(const Slots& w, const Shape& sh, const torch::Tensor& cos_in
   };
   // The linear layer y = x W^T + b: dW += dy^T x, db += sum dy; returns dx = dy W.
   auto linear_backward = [&](const torch::Tensor& dy, const torch::Tensor& x, Slot weight, Slot bias, bool dx) {
-    add(weight, at::mm(dy.t(), x));
+    add(weight, weight_gradient(dy, x));
     add(bias, dy.sum(0));
-    return dx ? at::mm(dy, w[weight]) : torch::Tensor();
+    return dx ? input_gradient(dy, w[weight]) : torch::Tensor();
   };
   // out = postN(s), s = r + periN(y): returns {ds (the residual's gradient), dy}. dout may be
   // overwritten only when `own` says it is this function's buffer.

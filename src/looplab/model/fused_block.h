@@ -14,8 +14,9 @@
 // That backward is not itself differentiable: a double backward (the analysis's Jacobian-
 // vector products) throws, and the analysis builds its graphs inside a PlainEngine scope.
 //
-// It covers CPU float32 and float64 with local attention and any recall and pre/peri/post
-// norm. The GRU norm, full attention, other devices and dtypes, a block whose attention has
+// It covers CPU float32 and float64, neighbourhood attention and full attention up to 256
+// tokens (every position a key), any recall and pre/peri/post norm. The GRU norm, longer full
+// attention, other devices and dtypes, a block whose attention has
 // `fused` off, LOOPLAB_ENGINE=plain and PlainEngine scopes keep the plain LibTorch path
 // (tests/model/fused_block_test.cpp checks the one against the other, and the gradients
 // against finite differences).

@@ -253,6 +253,10 @@ Positions LoopedTransformerImpl::positions(const std::vector<int64_t>& grid) con
     } else {
       p.window = index.to(device());
     }
+  } else if (p.cos.size(0) <= kMaxFusedKeys) {
+    // Full attention, as the fused block runs it: every query sees every position.
+    const int64_t L = p.cos.size(0);
+    p.keys = torch::arange(L, torch::kInt64).expand({L, L}).contiguous();
   }
   return p;
 }

@@ -47,10 +47,14 @@ struct Positions {
   // sequences), or the same window as an additive mask [L, L] of 0 and -inf (short ones).
   torch::Tensor window;
   torch::Tensor window_bias;
-  // Neighbourhood attention, any length: the keys of each query [L, W], int64 on the CPU (the
-  // fused iteration's, model/fused_block.h).
+  // The keys each query sees [L, W], int64 on the CPU, for the fused iteration
+  // (model/fused_block.h): its window (neighbourhood attention, any length), or every position
+  // (full attention, up to kMaxFusedKeys tokens; undefined beyond).
   torch::Tensor keys;
 };
+
+// The most keys per query the fused iteration takes.
+inline constexpr int64_t kMaxFusedKeys = 256;
 
 // Sequences up to this many times the window's key count use the dense masked form.
 inline constexpr int64_t kDenseWindowFactor = 8;
