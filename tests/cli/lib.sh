@@ -28,3 +28,34 @@ finish() {
   echo "$1: $passed passed, $failed failed"
   [ "$failed" -eq 0 ]
 }
+
+# toy_sweep FILE RECALLS EPOCHS TRAIN_COUNT [TOP_LINES] [BASE_LINES]: the sweep tests' tiny
+# prefix-sums sweep (width 16, 4-bit inputs, 2 seeds over RECALLS, e.g. '"none", "external"');
+# TOP_LINES go above [base] (out = ...), BASE_LINES into it (norm = ...).
+toy_sweep() {
+  cat >"$1" <<TOML
+${5:-}
+[base]
+task = "prefix-sums"
+${6:-}
+width = 16
+heads = 2
+epochs = $3
+train-count = $4
+val-count = 40
+hard-count = 10
+train-bits = 4
+hard-bits = 8
+batch = 50
+max-iters = 4
+[axes]
+recall = [$2]
+seed = [0, 1]
+[eval]
+iters = 12
+[analyze]
+count = 4
+detail = 1
+iters = 12
+TOML
+}

@@ -12,31 +12,7 @@ KILLS=${2:-12}
 TMP=$(mktemp -d)
 trap 'pkill -9 -f "$TMP/" 2>/dev/null; rm -rf "$TMP"' EXIT
 source "$(dirname "$0")/lib.sh"
-toy() {  # toy NAME: a sweep file whose runs land in $TMP/NAME
-  cat >"$TMP/$1.toml" <<TOML
-[base]
-task = "prefix-sums"
-width = 16
-heads = 2
-epochs = 3
-train-count = 400
-val-count = 40
-hard-count = 10
-train-bits = 4
-hard-bits = 8
-batch = 50
-max-iters = 4
-[axes]
-recall = ["none", "external"]
-seed = [0, 1]
-[eval]
-iters = 12
-[analyze]
-count = 4
-detail = 1
-iters = 12
-TOML
-}
+toy() { toy_sweep "$TMP/$1.toml" '"none", "external"' 3 400; }  # runs land in $TMP/NAME
 POOL=(sweep run --workers 2 --threads-per-run 1)
 toy whole
 start=$(date +%s%N)

@@ -11,35 +11,7 @@ trap 'pkill -9 -f "$TMP/" 2>/dev/null; rm -rf "$TMP"' EXIT
 source "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 
-toy() {  # toy NAME: a sweep file whose runs land in $TMP/NAME
-  cat >"$TMP/$1.toml" <<TOML
-[base]
-task = "prefix-sums"
-norm = "pre"
-width = 16
-heads = 2
-epochs = 3
-train-count = 600
-val-count = 40
-hard-count = 10
-train-bits = 4
-hard-bits = 8
-batch = 50
-max-iters = 4
-
-[axes]
-recall = ["none", "external", "internal"]
-seed = [0, 1]
-
-[eval]
-iters = 12
-
-[analyze]
-count = 4
-detail = 1
-iters = 12
-TOML
-}
+toy() { toy_sweep "$TMP/$1.toml" '"none", "external", "internal"' 3 600 "" 'norm = "pre"'; }  # runs land in $TMP/NAME
 
 toy a
 expect_ok "plan" "$LOOPLAB" sweep plan "$TMP/a.toml"

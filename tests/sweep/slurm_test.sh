@@ -22,30 +22,7 @@ bash "$HERE/slurm_cluster.sh" start "$TMP/cluster" >"$TMP/start.log" 2>&1 && ok 
   { bad "the cluster did not start: $(tail -5 "$TMP/start.log"; tail -5 "$TMP"/cluster/log/*.log)"; finish slurm; exit 1; }
 [ "$(srun -n 2 hostname | wc -l)" -eq 2 ] && ok || bad "srun -n 2 did not run 2 tasks"
 
-cat >"$TMP/toy.toml" <<TOML
-out = "runs"
-[base]
-task = "prefix-sums"
-width = 16
-heads = 2
-epochs = 2
-train-count = 300
-val-count = 40
-hard-count = 10
-train-bits = 4
-hard-bits = 8
-batch = 50
-max-iters = 4
-[axes]
-recall = ["none", "external"]
-seed = [0, 1]
-[eval]
-iters = 12
-[analyze]
-count = 4
-detail = 1
-iters = 12
-TOML
+toy_sweep "$TMP/toy.toml" '"none", "external"' 2 300 'out = "runs"'
 sed 's/^out = "runs"/out = "local"/' "$TMP/toy.toml" >"$TMP/local.toml"
 
 expect_ok "submit" "$LOOPLAB" sweep submit "$TMP/toy.toml" --max-parallel 2
