@@ -254,7 +254,7 @@ try {
     check(same(drawn[0], [[c.val.map((_, i) => i + 1), c.val], [c.hard.map((_, i) => i + 1), c.hard]]),
       'sweeps: figure 3 is the autonomous group\'s mean curve of report.json');
     check(same(drawn[1].map(s => s[1]), report.figure6.map(p => [p.rho.mean])), 'sweeps: figure 6 is report.json\'s rho(Wx) per recall');
-    if (shots) await page.screenshot({ path: join(shots, 'sweeps.png'), fullPage: true });
+    if (shots) await page.screenshot({ path: join(shots, 'sweeps-toy.png'), fullPage: true });
     await page.close();
   }
 
