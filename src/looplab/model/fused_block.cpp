@@ -304,6 +304,205 @@ LOOPLAB_CLONES void attention_rows_backward(const AttentionRowsBackward<T>& a, i
   }
 }
 
+// Full attention (every query sees the same L keys, in order), one (sequence, head) per task:
+// the scores are then a small product Q K^T, computed kRows queries x one vector of keys at a
+// time against K transposed, with no sum across a vector's lanes (what the row kernels above
+// spend most of their time on at 81 keys); the other products accumulate whole vectors of a
+// head's values. GCC's vector types keep the accumulators in registers where plain arrays
+// were spilled (measured).
+constexpr int64_t kRows = 4, kVectorBytes = 64;
+template <typename T>
+struct VecType;
+template <>
+struct VecType<float> {
+  typedef float type __attribute__((vector_size(kVectorBytes)));
+};
+template <>
+struct VecType<double> {
+  typedef double type __attribute__((vector_size(kVectorBytes)));
+};
+template <typename T>
+using Vec = typename VecType<T>::type;
+template <typename T>
+constexpr int64_t kLanes = kVectorBytes / sizeof(T);
+
+// (Always inlined into the clones above, so the ABI of a vector return that GCC warns about
+// never meets another translation unit.)
+#pragma GCC diagnostic ignored "-Wpsabi"
+template <typename T>
+inline Vec<T> load(const T* p) {
+  Vec<T> v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename T>
+inline void store(T* p, const Vec<T>& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// Key counts are padded to a whole number of float vectors (and so of double ones).
+inline int64_t keys_padded(int64_t L) { return (L + kLanes<float> - 1) / kLanes<float> * kLanes<float>; }
+
+// s[r * Lp + j] = sum_t a[r][t] bt[t * Lp + j] for the kRows rows a[r] and j < Lp.
+template <typename T>
+inline void rows_times_transposed(const std::array<const T*, kRows>& a, const T* bt, int64_t n, int64_t Lp,
+                                  T* s) {
+  for (int64_t jb = 0; jb < Lp; jb += kLanes<T>) {
+    Vec<T> s0 = {}, s1 = {}, s2 = {}, s3 = {};
+    for (int64_t t = 0; t < n; ++t) {
+      const Vec<T> b = load(bt + t * Lp + jb);
+      s0 += a[0][t] * b, s1 += a[1][t] * b, s2 += a[2][t] * b, s3 += a[3][t] * b;
+    }
+    store(s + jb, s0), store(s + Lp + jb, s1), store(s + 2 * Lp + jb, s2), store(s + 3 * Lp + jb, s3);
+  }
+}
+
+// o[r][t] += sum_{j < L} p[r * Lp + j] b_j[t] for t < n, the rows b_j = b + j * ldb.
+template <typename T>
+inline void rows_times(const T* p, int64_t Lp, const T* b, int64_t ldb, int64_t L, int64_t n,
+                       const std::array<T*, kRows>& o) {
+  int64_t t0 = 0;
+  for (; t0 + kLanes<T> <= n; t0 += kLanes<T>) {
+    Vec<T> o0 = {}, o1 = {}, o2 = {}, o3 = {};
+    for (int64_t j = 0; j < L; ++j) {
+      const Vec<T> x = load(b + j * ldb + t0);
+      o0 += p[j] * x, o1 += p[Lp + j] * x, o2 += p[2 * Lp + j] * x, o3 += p[3 * Lp + j] * x;
+    }
+    for (int64_t r = 0; r < kRows; ++r) store(o[r] + t0, load(o[r] + t0) + (r == 0 ? o0 : r == 1 ? o1 : r == 2 ? o2 : o3));
+  }
+  for (int64_t j = 0; j < L; ++j)  // head sizes that are not a whole number of vectors
+    for (int64_t t = t0; t < n; ++t)
+      for (int64_t r = 0; r < kRows; ++r) o[r][t] += p[r * Lp + j] * b[j * ldb + t];
+}
+
+// The kRows row pointers base + (i0 + r) * ld, the rows past L repeating row L - 1 (their
+// results are computed and dropped).
+template <typename P>
+inline std::array<P, kRows> block_rows(P base, int64_t ld, int64_t i0, int64_t L) {
+  std::array<P, kRows> rows;
+  for (int64_t r = 0; r < kRows; ++r) rows[r] = base + std::min(i0 + r, L - 1) * ld;
+  return rows;
+}
+
+// bt[t * Lp + j] = rows_j[t] for j < L, zero for L <= j < Lp.
+template <typename T>
+inline void transpose_rows(const T* rows, int64_t ld, int64_t L, int64_t n, int64_t Lp, T* bt) {
+  std::fill(bt, bt + n * Lp, T(0));
+  for (int64_t j = 0; j < L; ++j)
+    for (int64_t t = 0; t < n; ++t) bt[t * Lp + j] = rows[j * ld + t];
+}
+
+// row[j] = softmax(row * scale)[j] over j < L.
+template <typename T>
+inline void softmax_row(T* row, int64_t L, T scale) {
+  T top = -std::numeric_limits<T>::infinity();
+  for (int64_t j = 0; j < L; ++j) top = std::max(top, row[j]);
+  for (int64_t j = 0; j < L; ++j) row[j] = exp_nonpositive((row[j] - top) * scale);
+  T z = 0;
+  for (int64_t j = 0; j < L; ++j) z += row[j];
+  const T inv = T(1) / z;
+  for (int64_t j = 0; j < L; ++j) row[j] *= inv;
+}
+
+// attention_rows for full attention, the (sequence, head) tasks [begin, end).
+template <typename T>
+LOOPLAB_CLONES void full_attention(const AttentionRows<T>& a, int64_t begin, int64_t end) {
+  const int64_t d = a.d, H = a.heads, hd = d / H, L = a.L, Lp = keys_padded(L);
+  std::vector<T> kt(hd * Lp), s(kRows * Lp), dropped(kRows * hd);
+  for (int64_t task = begin; task < end; ++task) {
+    const int64_t b = task / H, h = task % H;
+    const T* q = a.qkv + b * L * 3 * d + h * hd;  // row j of q, k, v: + j * 3d (+ d, + 2d)
+    transpose_rows(q + d, 3 * d, L, hd, Lp, kt.data());
+    for (int64_t i0 = 0; i0 < L; i0 += kRows) {
+      rows_times_transposed(block_rows(q, 3 * d, i0, L), kt.data(), hd, Lp, s.data());
+      std::array<T*, kRows> o;
+      for (int64_t r = 0; r < kRows; ++r) {
+        T* row = s.data() + r * Lp;
+        softmax_row(row, L, a.scale);
+        const int64_t i = b * L + i0 + r;
+        o[r] = i0 + r < L ? a.out + i * d + h * hd : dropped.data() + r * hd;
+        std::fill(o[r], o[r] + hd, T(0));
+        if (a.probs && i0 + r < L) std::memcpy(a.probs + (i * H + h) * L, row, L * sizeof(T));
+      }
+      rows_times(s.data(), Lp, q + 2 * d, 3 * d, L, hd, o);
+    }
+  }
+}
+
+// attention_rows_backward for full attention, the (sequence, head) tasks [begin, end): dp =
+// da V^T and dq = ds K by query blocks, then dk += ds^T q and dv += p^T da by key rows.
+template <typename T>
+LOOPLAB_CLONES void full_attention_backward(const AttentionRowsBackward<T>& a, int64_t begin, int64_t end) {
+  const int64_t d = a.d, H = a.heads, hd = d / H, L = a.L, Lp = keys_padded(L);
+  const int64_t Lr = (L + kRows - 1) / kRows * kRows;
+  std::vector<T> vt(hd * Lp), ds(Lr * Lp), p(Lr * Lp), dropped(kRows * hd);
+  for (int64_t task = begin; task < end; ++task) {
+    const int64_t b = task / H, h = task % H;
+    const T* q = a.qkv + b * L * 3 * d + h * hd;
+    const T* da = a.dout + b * L * d + h * hd;
+    T* dq = a.dqkv + b * L * 3 * d + h * hd;
+    transpose_rows(q + 2 * d, 3 * d, L, hd, Lp, vt.data());
+    std::fill(ds.begin(), ds.end(), T(0));
+    std::fill(p.begin(), p.end(), T(0));
+    for (int64_t i0 = 0; i0 < L; i0 += kRows) {
+      T* dp = ds.data() + i0 * Lp;
+      rows_times_transposed(block_rows(da, d, i0, L), vt.data(), hd, Lp, dp);
+      std::array<T*, kRows> o;
+      for (int64_t r = 0; r < kRows; ++r) {
+        T* row = dp + r * Lp;
+        if (i0 + r >= L) {
+          std::fill(row, row + Lp, T(0));
+          o[r] = dropped.data() + r * hd;
+          continue;
+        }
+        T* pr = p.data() + (i0 + r) * Lp;
+        std::memcpy(pr, a.probs + ((b * L + i0 + r) * H + h) * L, L * sizeof(T));
+        T mean = 0;
+        for (int64_t j = 0; j < L; ++j) mean += pr[j] * row[j];
+        for (int64_t j = 0; j < L; ++j) row[j] = pr[j] * (row[j] - mean) * a.scale;
+        o[r] = dq + (i0 + r) * 3 * d;
+      }
+      rows_times(dp, Lp, q + d, 3 * d, L, hd, o);
+    }
+    // dk_j += sum_i ds[i][j] q_i and dv_j += sum_i p[i][j] da_i, kRows queries at a time
+    // (rows past L have zero ds and p), a head's values one vector at a time.
+    for (int64_t i0 = 0; i0 < L; i0 += kRows) {
+      const auto qs = block_rows(q, 3 * d, i0, L);
+      const auto das = block_rows(da, d, i0, L);
+      const T* c = ds.data() + i0 * Lp;
+      const T* w = p.data() + i0 * Lp;
+      int64_t t0 = 0;
+      for (; t0 + kLanes<T> <= hd; t0 += kLanes<T>) {
+        const Vec<T> q0 = load(qs[0] + t0), q1 = load(qs[1] + t0), q2 = load(qs[2] + t0), q3 = load(qs[3] + t0);
+        const Vec<T> a0 = load(das[0] + t0), a1 = load(das[1] + t0), a2 = load(das[2] + t0), a3 = load(das[3] + t0);
+        for (int64_t j = 0; j < L; ++j) {
+          T* dk = dq + j * 3 * d + d + t0;
+          T* dv = dq + j * 3 * d + 2 * d + t0;
+          store(dk, load(dk) + c[j] * q0 + c[Lp + j] * q1 + c[2 * Lp + j] * q2 + c[3 * Lp + j] * q3);
+          store(dv, load(dv) + w[j] * a0 + w[Lp + j] * a1 + w[2 * Lp + j] * a2 + w[3 * Lp + j] * a3);
+        }
+      }
+      for (int64_t j = 0; j < L; ++j)
+        for (int64_t t = t0; t < hd; ++t)
+          for (int64_t r = 0; r < kRows; ++r) {
+            dq[j * 3 * d + d + t] += c[r * Lp + j] * qs[r][t];
+            dq[j * 3 * d + 2 * d + t] += w[r * Lp + j] * das[r][t];
+          }
+    }
+  }
+}
+
+// True where every query sees every position in order (full attention): keys [L, L] = arange.
+bool every_key(const torch::Tensor& keys) {
+  const int64_t L = keys.size(0), W = keys.size(1);
+  if (W != L) return false;
+  const int64_t* k = keys.data_ptr<int64_t>();
+  for (int64_t i = 0; i < L; ++i)
+    for (int64_t j = 0; j < W; ++j)
+      if (k[i * W + j] != j) return false;
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Running rows in parallel
 
@@ -511,7 +710,10 @@ torch::Tensor forward_rows(const Slots& w, const Shape& sh, const Positions& p, 
     a.probs = save ? probs.data_ptr<T>() : nullptr;
     a.L = L, a.d = d, a.heads = H, a.W = W;
     a.scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hd)));
-    at::parallel_for(0, N, 64, [&](int64_t begin, int64_t end) { attention_rows(a, begin, end); });
+    if (every_key(keys))
+      at::parallel_for(0, sh.B * H, 1, [&](int64_t begin, int64_t end) { full_attention(a, begin, end); });
+    else
+      at::parallel_for(0, N, 64, [&](int64_t begin, int64_t end) { attention_rows(a, begin, end); });
   }
   torch::Tensor zpre = linear(att, w[kOutW], w[kOutB]);
   torch::Tensor s;
@@ -624,7 +826,10 @@ Slots backward_rows(const Slots& w, const Shape& sh, const torch::Tensor& cos_in
     a.dqkv = dqkv.data_ptr<T>();
     a.L = L, a.d = d, a.heads = H, a.W = keys.size(1);
     a.scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hd)));
-    at::parallel_for(0, sh.B, 1, [&](int64_t begin, int64_t end) { attention_rows_backward(a, begin, end); });
+    if (every_key(keys))
+      at::parallel_for(0, sh.B * H, 1, [&](int64_t begin, int64_t end) { full_attention_backward(a, begin, end); });
+    else
+      at::parallel_for(0, sh.B, 1, [&](int64_t begin, int64_t end) { attention_rows_backward(a, begin, end); });
   }
   {
     const torch::Tensor dqn = partial(data<T>(w[kQNorm]), hd), dkn = partial(data<T>(w[kKNorm]), hd);
