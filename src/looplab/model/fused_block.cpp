@@ -348,12 +348,12 @@ template <typename T>
 inline void rows_times_transposed(const std::array<const T*, kRows>& a, const T* bt, int64_t n, int64_t Lp,
                                   T* s) {
   for (int64_t jb = 0; jb < Lp; jb += kLanes<T>) {
-    Vec<T> s0 = {}, s1 = {}, s2 = {}, s3 = {};
+    Vec<T> acc[kRows] = {};
     for (int64_t t = 0; t < n; ++t) {
       const Vec<T> b = load(bt + t * Lp + jb);
-      s0 += a[0][t] * b, s1 += a[1][t] * b, s2 += a[2][t] * b, s3 += a[3][t] * b;
+      for (int64_t r = 0; r < kRows; ++r) acc[r] += a[r][t] * b;
     }
-    store(s + jb, s0), store(s + Lp + jb, s1), store(s + 2 * Lp + jb, s2), store(s + 3 * Lp + jb, s3);
+    for (int64_t r = 0; r < kRows; ++r) store(s + r * Lp + jb, acc[r]);
   }
 }
 
@@ -363,12 +363,12 @@ inline void rows_times(const T* p, int64_t Lp, const T* b, int64_t ldb, int64_t 
                        const std::array<T*, kRows>& o) {
   int64_t t0 = 0;
   for (; t0 + kLanes<T> <= n; t0 += kLanes<T>) {
-    Vec<T> o0 = {}, o1 = {}, o2 = {}, o3 = {};
+    Vec<T> acc[kRows] = {};
     for (int64_t j = 0; j < L; ++j) {
       const Vec<T> x = load(b + j * ldb + t0);
-      o0 += p[j] * x, o1 += p[Lp + j] * x, o2 += p[2 * Lp + j] * x, o3 += p[3 * Lp + j] * x;
+      for (int64_t r = 0; r < kRows; ++r) acc[r] += p[r * Lp + j] * x;
     }
-    for (int64_t r = 0; r < kRows; ++r) store(o[r] + t0, load(o[r] + t0) + (r == 0 ? o0 : r == 1 ? o1 : r == 2 ? o2 : o3));
+    for (int64_t r = 0; r < kRows; ++r) store(o[r] + t0, load(o[r] + t0) + acc[r]);
   }
   for (int64_t j = 0; j < L; ++j)  // head sizes that are not a whole number of vectors
     for (int64_t t = t0; t < n; ++t)
@@ -473,13 +473,12 @@ LOOPLAB_CLONES void full_attention_backward(const AttentionRowsBackward<T>& a, i
       const T* w = p.data() + i0 * Lp;
       int64_t t0 = 0;
       for (; t0 + kLanes<T> <= hd; t0 += kLanes<T>) {
-        const Vec<T> q0 = load(qs[0] + t0), q1 = load(qs[1] + t0), q2 = load(qs[2] + t0), q3 = load(qs[3] + t0);
-        const Vec<T> a0 = load(das[0] + t0), a1 = load(das[1] + t0), a2 = load(das[2] + t0), a3 = load(das[3] + t0);
+        Vec<T> qv[kRows], av[kRows];
+        for (int64_t r = 0; r < kRows; ++r) qv[r] = load(qs[r] + t0), av[r] = load(das[r] + t0);
         for (int64_t j = 0; j < L; ++j) {
-          T* dk = dq + j * 3 * d + d + t0;
-          T* dv = dq + j * 3 * d + 2 * d + t0;
-          store(dk, load(dk) + c[j] * q0 + c[Lp + j] * q1 + c[2 * Lp + j] * q2 + c[3 * Lp + j] * q3);
-          store(dv, load(dv) + w[j] * a0 + w[Lp + j] * a1 + w[2 * Lp + j] * a2 + w[3 * Lp + j] * a3);
+          Vec<T> dk = load(dq + j * 3 * d + d + t0), dv = load(dq + j * 3 * d + 2 * d + t0);
+          for (int64_t r = 0; r < kRows; ++r) dk += c[r * Lp + j] * qv[r], dv += w[r * Lp + j] * av[r];
+          store(dq + j * 3 * d + d + t0, dk), store(dq + j * 3 * d + 2 * d + t0, dv);
         }
       }
       for (int64_t j = 0; j < L; ++j)
@@ -535,47 +534,34 @@ const T* data(const torch::Tensor& t) {
 // The dense products, row-major: oneDNN's sgemm for float32 where it was found at build time
 // (CMakeLists.txt: 1.5-2.5x OpenBLAS's rate at these thin shapes), ATen's otherwise.
 
+// op(A) op(B) (+ bias on every row), op transposing where asked.
+torch::Tensor product(const torch::Tensor& A, bool ta, const torch::Tensor& B, bool tb,
+                      const torch::Tensor& bias = {}) {
+  const int64_t m = A.size(ta ? 1 : 0), k = A.size(ta ? 0 : 1), n = B.size(tb ? 0 : 1);
 #ifdef LOOPLAB_HAVE_DNNL
-// C [m, n] = op(A) op(B) + beta C, every matrix contiguous; false if oneDNN declined.
-bool sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const torch::Tensor& A, const torch::Tensor& B,
-           float beta, torch::Tensor& C) {
-  return dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, A.data_ptr<float>(), ta ? m : k,
-                    B.data_ptr<float>(), tb ? k : n, beta, C.data_ptr<float>(), n) == dnnl_success;
-}
+  if (A.scalar_type() == torch::kFloat32) {
+    torch::Tensor C = bias.defined() ? bias.expand({m, n}).contiguous() : torch::empty({m, n}, A.options());
+    const torch::Tensor a = A.contiguous(), b = B.contiguous();
+    if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a.data_ptr<float>(), ta ? m : k,
+                   b.data_ptr<float>(), tb ? k : n, bias.defined() ? 1.0f : 0.0f, C.data_ptr<float>(),
+                   n) == dnnl_success)
+      return C;
+  }
 #endif
+  const torch::Tensor a = ta ? A.t() : A, b = tb ? B.t() : B;
+  return bias.defined() ? at::addmm(bias, a, b) : at::mm(a, b);
+}
 
 // x W^T + b: x [N, K], W [M, K], b [M].
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& W, const torch::Tensor& b) {
-#ifdef LOOPLAB_HAVE_DNNL
-  if (x.scalar_type() == torch::kFloat32) {
-    torch::Tensor y = b.expand({x.size(0), W.size(0)}).contiguous();
-    if (sgemm(false, true, x.size(0), W.size(0), x.size(1), x.contiguous(), W.contiguous(), 1.0f, y)) return y;
-  }
-#endif
-  return at::linear(x, W, b);
+  return product(x, false, W, true, b);
 }
 
 // dy^T x: the weight gradient of a linear layer, dy [N, M], x [N, K] -> [M, K].
-torch::Tensor weight_gradient(const torch::Tensor& dy, const torch::Tensor& x) {
-#ifdef LOOPLAB_HAVE_DNNL
-  if (x.scalar_type() == torch::kFloat32) {
-    torch::Tensor g = torch::empty({dy.size(1), x.size(1)}, x.options());
-    if (sgemm(true, false, dy.size(1), x.size(1), x.size(0), dy.contiguous(), x.contiguous(), 0.0f, g)) return g;
-  }
-#endif
-  return at::mm(dy.t(), x);
-}
+torch::Tensor weight_gradient(const torch::Tensor& dy, const torch::Tensor& x) { return product(dy, true, x, false); }
 
 // dy W: the input gradient of a linear layer, dy [N, M], W [M, K] -> [N, K].
-torch::Tensor input_gradient(const torch::Tensor& dy, const torch::Tensor& W) {
-#ifdef LOOPLAB_HAVE_DNNL
-  if (dy.scalar_type() == torch::kFloat32) {
-    torch::Tensor g = torch::empty({dy.size(0), W.size(1)}, dy.options());
-    if (sgemm(false, false, dy.size(0), W.size(1), dy.size(1), dy.contiguous(), W.contiguous(), 0.0f, g)) return g;
-  }
-#endif
-  return at::mm(dy, W);
-}
+torch::Tensor input_gradient(const torch::Tensor& dy, const torch::Tensor& W) { return product(dy, false, W, false); }
 
 // ---------------------------------------------------------------------------------------------
 // The block as plain tensors
@@ -620,12 +606,18 @@ Slots slots_of(const BlockImpl& b, const torch::Tensor& x, const torch::Tensor& 
 // What the backward needs from the forward ([N, *] each; undefined where a piece is absent).
 struct Saved {
   torch::Tensor x, r, n1, u, qkv_raw, qkv, probs, att, zpre, s, z, n2, u2, h, g, m, s2;
-  static constexpr const char* kNames[] = {"x", "r",  "n1", "u", "qkv_raw", "qkv", "probs", "att", "zpre",
-                                           "s", "z", "n2", "u2", "h",       "g",   "m",     "s2"};
-  std::array<torch::Tensor*, 17> all() {
-    return {&x, &r, &n1, &u, &qkv_raw, &qkv, &probs, &att, &zpre, &s, &z, &n2, &u2, &h, &g, &m, &s2};
-  }
 };
+
+// Each piece of Saved by its key in the autograd context.
+struct SavedPiece {
+  const char* name;
+  torch::Tensor Saved::*member;
+};
+constexpr SavedPiece kSavedPieces[] = {
+    {"x", &Saved::x},       {"r", &Saved::r},   {"n1", &Saved::n1},     {"u", &Saved::u},   {"qkv_raw", &Saved::qkv_raw},
+    {"qkv", &Saved::qkv},   {"probs", &Saved::probs}, {"att", &Saved::att}, {"zpre", &Saved::zpre}, {"s", &Saved::s},
+    {"z", &Saved::z},       {"n2", &Saved::n2}, {"u2", &Saved::u2},     {"h", &Saved::h},   {"g", &Saved::g},
+    {"m", &Saved::m},       {"s2", &Saved::s2}};
 
 template <typename T>
 torch::Tensor forward_rows(const Slots& w, const Shape& sh, const Positions& p, Saved* save) {
@@ -767,7 +759,13 @@ Slots backward_rows(const Slots& w, const Shape& sh, const torch::Tensor& cos_in
   // out = postN(s), s = r + periN(y): returns {ds (the residual's gradient), dy}. dout may be
   // overwritten only when `own` says it is this function's buffer.
   auto output_backward = [&](const torch::Tensor& dout, bool own, const torch::Tensor& s, const torch::Tensor& y) {
-    const torch::Tensor ds = post_w || own ? (post_w ? torch::empty_like(dout) : dout) : dout.clone();
+    // ds gathers more gradients later (input_backward adds into it): the post-norm writes a new
+    // buffer; without one it is dout itself, copied unless dout is ours to overwrite.
+    torch::Tensor ds;
+    if (post_w)
+      ds = torch::empty_like(dout);
+    else
+      ds = own ? dout : dout.clone();
     const torch::Tensor dy = peri_w ? torch::empty_like(dout) : ds;
     if (!post_w && !peri_w) return std::make_pair(ds, dy);
     const torch::Tensor dpost = partial(post_w, d), dperi = partial(peri_w, d);
@@ -879,9 +877,8 @@ struct FusedBlockFunction : torch::autograd::Function<FusedBlockFunction> {
     ctx->saved_data["cos"] = p->cos;
     ctx->saved_data["sin"] = p->sin;
     ctx->saved_data["keys"] = p->keys;
-    const auto all = saved.all();
-    for (size_t i = 0; i < all.size(); ++i)
-      if (all[i]->defined()) ctx->saved_data[Saved::kNames[i]] = *all[i];
+    for (const auto& [name, member] : kSavedPieces)
+      if ((saved.*member).defined()) ctx->saved_data[name] = saved.*member;
     return out;
   }
 
@@ -897,10 +894,9 @@ struct FusedBlockFunction : torch::autograd::Function<FusedBlockFunction> {
     Slots slots;
     for (size_t i = 0; i < present.size(); ++i) slots[present[i]] = inputs[i];
     Saved saved;
-    const auto all = saved.all();
-    for (size_t i = 0; i < all.size(); ++i) {
-      auto it = ctx->saved_data.find(Saved::kNames[i]);
-      if (it != ctx->saved_data.end()) *all[i] = it->second.toTensor();
+    for (const auto& [name, member] : kSavedPieces) {
+      auto it = ctx->saved_data.find(name);
+      if (it != ctx->saved_data.end()) saved.*member = it->second.toTensor();
     }
     // Unset pieces alias the tensors they stand for (n = r without pre-norm, u = n without
     // internal recall), as in the forward.
