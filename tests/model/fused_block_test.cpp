@@ -171,6 +171,9 @@ const std::vector<GradCase>& grad_cases() {
     out.push_back({Recall::kExternal, Norm::kPost, {4, 4}, 0, 16, 2, false});  // full attention
     out.push_back({Recall::kInternal, Norm::kPeri, {10}, 0, 16, 4, false});
     out.push_back({Recall::kExternal, Norm::kPre, {9, 9}, 0, 64, 2, false});  // sudoku's 81 keys, head size 32
+    // Heads of a whole vector and a rest (float64: 12 = 8 + 4; float32: 24 = 16 + 8), 21 keys.
+    out.push_back({Recall::kInternal, Norm::kPost, {7, 3}, 0, 24, 2, false});
+    out.push_back({Recall::kNone, Norm::kPeri, {21}, 0, 48, 2, false});
     return out;
   }();
   return cases;

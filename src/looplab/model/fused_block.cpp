@@ -326,17 +326,27 @@ using Vec = typename VecType<T>::type;
 template <typename T>
 constexpr int64_t kLanes = kVectorBytes / sizeof(T);
 
-// (Always inlined into the clones above, so the ABI of a vector return that GCC warns about
-// never meets another translation unit.)
+// The helpers are forced inline into the cloned kernels below, so that each clone's instruction
+// set reaches them and no vector value crosses a call (the ABI change GCC warns about for the
+// baseline clone, silenced from here to the kernels' end).
+#if defined(__GNUC__)
+#define LOOPLAB_INLINE inline __attribute__((always_inline))
+#else
+#define LOOPLAB_INLINE inline
+#endif
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
 template <typename T>
-inline Vec<T> load(const T* p) {
+LOOPLAB_INLINE Vec<T> load(const T* p) {
   Vec<T> v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
 template <typename T>
-inline void store(T* p, const Vec<T>& v) {
+LOOPLAB_INLINE void store(T* p, const Vec<T>& v) {
   std::memcpy(p, &v, sizeof v);
 }
 
@@ -345,8 +355,8 @@ inline int64_t keys_padded(int64_t L) { return (L + kLanes<float> - 1) / kLanes<
 
 // s[r * Lp + j] = sum_t a[r][t] bt[t * Lp + j] for the kRows rows a[r] and j < Lp.
 template <typename T>
-inline void rows_times_transposed(const std::array<const T*, kRows>& a, const T* bt, int64_t n, int64_t Lp,
-                                  T* s) {
+LOOPLAB_INLINE void rows_times_transposed(const std::array<const T*, kRows>& a, const T* bt, int64_t n,
+                                          int64_t Lp, T* s) {
   for (int64_t jb = 0; jb < Lp; jb += kLanes<T>) {
     Vec<T> acc[kRows] = {};
     for (int64_t t = 0; t < n; ++t) {
@@ -359,8 +369,8 @@ inline void rows_times_transposed(const std::array<const T*, kRows>& a, const T*
 
 // o[r][t] += sum_{j < L} p[r * Lp + j] b_j[t] for t < n, the rows b_j = b + j * ldb.
 template <typename T>
-inline void rows_times(const T* p, int64_t Lp, const T* b, int64_t ldb, int64_t L, int64_t n,
-                       const std::array<T*, kRows>& o) {
+LOOPLAB_INLINE void rows_times(const T* p, int64_t Lp, const T* b, int64_t ldb, int64_t L, int64_t n,
+                               const std::array<T*, kRows>& o) {
   int64_t t0 = 0;
   for (; t0 + kLanes<T> <= n; t0 += kLanes<T>) {
     Vec<T> acc[kRows] = {};
@@ -370,7 +380,7 @@ inline void rows_times(const T* p, int64_t Lp, const T* b, int64_t ldb, int64_t 
     }
     for (int64_t r = 0; r < kRows; ++r) store(o[r] + t0, load(o[r] + t0) + acc[r]);
   }
-  for (int64_t j = 0; j < L; ++j)  // head sizes that are not a whole number of vectors
+  for (int64_t j = 0; j < L; ++j)  // the rest of a head that is not a whole number of vectors
     for (int64_t t = t0; t < n; ++t)
       for (int64_t r = 0; r < kRows; ++r) o[r][t] += p[r * Lp + j] * b[j * ldb + t];
 }
@@ -392,29 +402,31 @@ inline void transpose_rows(const T* rows, int64_t ld, int64_t L, int64_t n, int6
     for (int64_t t = 0; t < n; ++t) bt[t * Lp + j] = rows[j * ld + t];
 }
 
-// row[j] = softmax(row * scale)[j] over j < L.
+// row[j] = softmax(row * scale)[j] over j < L, in attention_rows' order: scaled, then shifted.
 template <typename T>
 inline void softmax_row(T* row, int64_t L, T scale) {
+  for (int64_t j = 0; j < L; ++j) row[j] *= scale;
   T top = -std::numeric_limits<T>::infinity();
   for (int64_t j = 0; j < L; ++j) top = std::max(top, row[j]);
-  for (int64_t j = 0; j < L; ++j) row[j] = exp_nonpositive((row[j] - top) * scale);
+  for (int64_t j = 0; j < L; ++j) row[j] = exp_nonpositive(row[j] - top);
   T z = 0;
   for (int64_t j = 0; j < L; ++j) z += row[j];
   const T inv = T(1) / z;
   for (int64_t j = 0; j < L; ++j) row[j] *= inv;
 }
 
-// attention_rows for full attention, the (sequence, head) tasks [begin, end).
+// attention_rows for full attention (W = L), the (sequence, head) tasks [begin, end).
 template <typename T>
 LOOPLAB_CLONES void full_attention(const AttentionRows<T>& a, int64_t begin, int64_t end) {
   const int64_t d = a.d, H = a.heads, hd = d / H, L = a.L, Lp = keys_padded(L);
   std::vector<T> kt(hd * Lp), s(kRows * Lp), dropped(kRows * hd);
   for (int64_t task = begin; task < end; ++task) {
     const int64_t b = task / H, h = task % H;
-    const T* q = a.qkv + b * L * 3 * d + h * hd;  // row j of q, k, v: + j * 3d (+ d, + 2d)
-    transpose_rows(q + d, 3 * d, L, hd, Lp, kt.data());
+    // This head's q of the sequence's row j: qkv_bh + j * 3d; its k: + d; its v: + 2d.
+    const T* qkv_bh = a.qkv + b * L * 3 * d + h * hd;
+    transpose_rows(qkv_bh + d, 3 * d, L, hd, Lp, kt.data());
     for (int64_t i0 = 0; i0 < L; i0 += kRows) {
-      rows_times_transposed(block_rows(q, 3 * d, i0, L), kt.data(), hd, Lp, s.data());
+      rows_times_transposed(block_rows(qkv_bh, 3 * d, i0, L), kt.data(), hd, Lp, s.data());
       std::array<T*, kRows> o;
       for (int64_t r = 0; r < kRows; ++r) {
         T* row = s.data() + r * Lp;
@@ -424,13 +436,14 @@ LOOPLAB_CLONES void full_attention(const AttentionRows<T>& a, int64_t begin, int
         std::fill(o[r], o[r] + hd, T(0));
         if (a.probs && i0 + r < L) std::memcpy(a.probs + (i * H + h) * L, row, L * sizeof(T));
       }
-      rows_times(s.data(), Lp, q + 2 * d, 3 * d, L, hd, o);
+      rows_times(s.data(), Lp, qkv_bh + 2 * d, 3 * d, L, hd, o);
     }
   }
 }
 
-// attention_rows_backward for full attention, the (sequence, head) tasks [begin, end): dp =
-// da V^T and dq = ds K by query blocks, then dk += ds^T q and dv += p^T da by key rows.
+// attention_rows_backward for full attention (W = L), the (sequence, head) tasks [begin, end):
+// by blocks of kRows queries dp = da V^T, ds from it, dq = ds K; then by the same blocks, dk
+// += ds^T q and dv += p^T da over every key.
 template <typename T>
 LOOPLAB_CLONES void full_attention_backward(const AttentionRowsBackward<T>& a, int64_t begin, int64_t end) {
   const int64_t d = a.d, H = a.heads, hd = d / H, L = a.L, Lp = keys_padded(L);
@@ -438,21 +451,21 @@ LOOPLAB_CLONES void full_attention_backward(const AttentionRowsBackward<T>& a, i
   std::vector<T> vt(hd * Lp), ds(Lr * Lp), p(Lr * Lp), dropped(kRows * hd);
   for (int64_t task = begin; task < end; ++task) {
     const int64_t b = task / H, h = task % H;
-    const T* q = a.qkv + b * L * 3 * d + h * hd;
+    const T* qkv_bh = a.qkv + b * L * 3 * d + h * hd;  // as in full_attention
     const T* da = a.dout + b * L * d + h * hd;
-    T* dq = a.dqkv + b * L * 3 * d + h * hd;
-    transpose_rows(q + 2 * d, 3 * d, L, hd, Lp, vt.data());
+    T* dqkv_bh = a.dqkv + b * L * 3 * d + h * hd;
+    transpose_rows(qkv_bh + 2 * d, 3 * d, L, hd, Lp, vt.data());
     std::fill(ds.begin(), ds.end(), T(0));
     std::fill(p.begin(), p.end(), T(0));
     for (int64_t i0 = 0; i0 < L; i0 += kRows) {
-      T* dp = ds.data() + i0 * Lp;
-      rows_times_transposed(block_rows(da, d, i0, L), vt.data(), hd, Lp, dp);
-      std::array<T*, kRows> o;
+      T* ds_block = ds.data() + i0 * Lp;  // dp first, then ds in place
+      rows_times_transposed(block_rows(da, d, i0, L), vt.data(), hd, Lp, ds_block);
+      std::array<T*, kRows> dq;
       for (int64_t r = 0; r < kRows; ++r) {
-        T* row = dp + r * Lp;
+        T* row = ds_block + r * Lp;
         if (i0 + r >= L) {
           std::fill(row, row + Lp, T(0));
-          o[r] = dropped.data() + r * hd;
+          dq[r] = dropped.data() + r * hd;
           continue;
         }
         T* pr = p.data() + (i0 + r) * Lp;
@@ -460,45 +473,51 @@ LOOPLAB_CLONES void full_attention_backward(const AttentionRowsBackward<T>& a, i
         T mean = 0;
         for (int64_t j = 0; j < L; ++j) mean += pr[j] * row[j];
         for (int64_t j = 0; j < L; ++j) row[j] = pr[j] * (row[j] - mean) * a.scale;
-        o[r] = dq + (i0 + r) * 3 * d;
+        dq[r] = dqkv_bh + (i0 + r) * 3 * d;
       }
-      rows_times(dp, Lp, q + d, 3 * d, L, hd, o);
+      rows_times(ds_block, Lp, qkv_bh + d, 3 * d, L, hd, dq);
     }
-    // dk_j += sum_i ds[i][j] q_i and dv_j += sum_i p[i][j] da_i, kRows queries at a time
-    // (rows past L have zero ds and p), a head's values one vector at a time.
+    // dk_j += sum_i ds[i][j] q_i and dv_j += sum_i p[i][j] da_i: the queries kRows at a time
+    // (rows past L have zero ds and p), every key j inside, a head's values a vector at a time.
     for (int64_t i0 = 0; i0 < L; i0 += kRows) {
-      const auto qs = block_rows(q, 3 * d, i0, L);
+      const auto qs = block_rows(qkv_bh, 3 * d, i0, L);
       const auto das = block_rows(da, d, i0, L);
-      const T* c = ds.data() + i0 * Lp;
-      const T* w = p.data() + i0 * Lp;
+      const T* ds_block = ds.data() + i0 * Lp;
+      const T* p_block = p.data() + i0 * Lp;
       int64_t t0 = 0;
       for (; t0 + kLanes<T> <= hd; t0 += kLanes<T>) {
         Vec<T> qv[kRows], av[kRows];
         for (int64_t r = 0; r < kRows; ++r) qv[r] = load(qs[r] + t0), av[r] = load(das[r] + t0);
         for (int64_t j = 0; j < L; ++j) {
-          Vec<T> dk = load(dq + j * 3 * d + d + t0), dv = load(dq + j * 3 * d + 2 * d + t0);
-          for (int64_t r = 0; r < kRows; ++r) dk += c[r * Lp + j] * qv[r], dv += w[r * Lp + j] * av[r];
-          store(dq + j * 3 * d + d + t0, dk), store(dq + j * 3 * d + 2 * d + t0, dv);
+          T* dk = dqkv_bh + j * 3 * d + d + t0;
+          T* dv = dk + d;
+          Vec<T> gk = load(dk), gv = load(dv);
+          for (int64_t r = 0; r < kRows; ++r) gk += ds_block[r * Lp + j] * qv[r], gv += p_block[r * Lp + j] * av[r];
+          store(dk, gk), store(dv, gv);
         }
       }
-      for (int64_t j = 0; j < L; ++j)
+      for (int64_t j = 0; j < L; ++j)  // the rest of a head that is not a whole number of vectors
         for (int64_t t = t0; t < hd; ++t)
           for (int64_t r = 0; r < kRows; ++r) {
-            dq[j * 3 * d + d + t] += c[r * Lp + j] * qs[r][t];
-            dq[j * 3 * d + 2 * d + t] += w[r * Lp + j] * das[r][t];
+            dqkv_bh[j * 3 * d + d + t] += ds_block[r * Lp + j] * qs[r][t];
+            dqkv_bh[j * 3 * d + 2 * d + t] += p_block[r * Lp + j] * das[r][t];
           }
     }
   }
 }
 
-// True where every query sees every position in order (full attention): keys [L, L] = arange.
-bool every_key(const torch::Tensor& keys) {
-  const int64_t L = keys.size(0), W = keys.size(1);
-  if (W != L) return false;
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+// True where every query of the L positions sees every position in order (full attention):
+// keys [L, L] = arange on every row.
+bool every_key(const torch::Tensor& keys, int64_t L) {
+  if (keys.size(0) != L || keys.size(1) != L) return false;
   const int64_t* k = keys.data_ptr<int64_t>();
   for (int64_t i = 0; i < L; ++i)
-    for (int64_t j = 0; j < W; ++j)
-      if (k[i * W + j] != j) return false;
+    for (int64_t j = 0; j < L; ++j)
+      if (k[i * L + j] != j) return false;
   return true;
 }
 
@@ -702,7 +721,7 @@ torch::Tensor forward_rows(const Slots& w, const Shape& sh, const Positions& p, 
     a.probs = save ? probs.data_ptr<T>() : nullptr;
     a.L = L, a.d = d, a.heads = H, a.W = W;
     a.scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hd)));
-    if (every_key(keys))
+    if (every_key(keys, L))
       at::parallel_for(0, sh.B * H, 1, [&](int64_t begin, int64_t end) { full_attention(a, begin, end); });
     else
       at::parallel_for(0, N, 64, [&](int64_t begin, int64_t end) { attention_rows(a, begin, end); });
@@ -824,7 +843,7 @@ Slots backward_rows(const Slots& w, const Shape& sh, const torch::Tensor& cos_in
     a.dqkv = dqkv.data_ptr<T>();
     a.L = L, a.d = d, a.heads = H, a.W = keys.size(1);
     a.scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hd)));
-    if (every_key(keys))
+    if (every_key(keys, L))
       at::parallel_for(0, sh.B * H, 1, [&](int64_t begin, int64_t end) { full_attention_backward(a, begin, end); });
     else
       at::parallel_for(0, sh.B, 1, [&](int64_t begin, int64_t end) { attention_rows_backward(a, begin, end); });
