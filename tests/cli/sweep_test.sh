@@ -18,6 +18,8 @@ expect_ok "plan" "$LOOPLAB" sweep plan "$TMP/a.toml"
 grep -q "6 pending, 0 running, 0 done, 0 failed" "$TMP/out" && ok || bad "plan before: $(cat "$TMP/out")"
 expect_ok "run" "$LOOPLAB" sweep run "$TMP/a.toml" --workers 2 --threads-per-run 1
 grep -q "6/6 done, 0 running, 0 failed" "$TMP/err" && ok || bad "run progress: $(tail -2 "$TMP/err")"
+[ "$(grep -c "  started: recall-" "$TMP/err")" -eq 6 ] && ok || bad "progress lacks a line per started run: $(cat "$TMP/err")"
+grep -q "^evaluating hard: " "$TMP/a/recall-none_seed-0/sweep.log" && ok || bad "a run's log lacks its evaluation's progress"
 expect_ok "plan after" "$LOOPLAB" sweep plan "$TMP/a.toml"
 grep -q "0 pending, 0 running, 6 done, 0 failed" "$TMP/out" && ok || bad "plan after: $(cat "$TMP/out")"
 expect_ok "run again (nothing to do)" "$LOOPLAB" sweep run "$TMP/a.toml" --workers 2

@@ -23,7 +23,8 @@ EvalReport evaluate_run(const std::string& dir, const EvalRunOptions& o) {
   for (const std::string& name : o.splits) {
     if (o.count) data.set_count(name, o.count);
     const Split split = load_split(data, name);
-    Progress progress(name, Progress::Log::kNone);
+    // A line per tenth in a log: a sweep's evaluation at 500 iterations can take an hour.
+    Progress progress("evaluating " + name);
     CurveReport c = evaluate_curve(*model, split, o.last, o.batch, std::ref(progress));
     progress.clear();
     const auto cut = static_cast<std::ptrdiff_t>(o.first - 1);

@@ -94,6 +94,7 @@ int64_t run_pool(const Sweep& sw, const PoolOptions& o) {
                               dir + "/" + kLogFile);
       running[pid] = r.index;
       started[r.index] = std::chrono::steady_clock::now();
+      show("started: " + r.name);
     }
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, WNOHANG);
