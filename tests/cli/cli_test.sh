@@ -106,6 +106,21 @@ expect_error "bad recall before missing option" "unknown recall 'extrnal'.*did y
 expect_error "library option named as its flag" "^looplab: error: --max-iters must be >= 1" \
   "$LOOPLAB" train --max-iters 0 --out "$TMP/r0"
 
+# --- demo: the shipped models' table, the paper preset's run where it is shipped ------------
+MODELS=$(cd "$(dirname "$0")/../../models" && pwd)
+demo() { "$LOOPLAB" demo --models "$1" --val-count 2 --hard-count 1 --iters 3 --live-epochs 0 "${@:2}"; }
+expect_ok "demo" demo "$MODELS" --paper-val-count 2 --paper-hard-count 1
+# two tables (the contrast's and the paper run's), each with rows for 1 and 3 iterations
+[ "$(grep -cE '^ +3 \|' "$TMP/out")" = 2 ] && [ "$(grep -cE '^ +1 \|' "$TMP/out")" = 2 ] && ok || bad "demo tables: $(cat "$TMP/out")"
+grep -q "^The paper's own prefix-sums run, trained here" "$TMP/out" && grep -qE "^[0-9]+ of 100 epochs, [0-9.]+ hours" "$TMP/out" && ok || bad "demo: paper run line"
+expect_ok "demo without the paper run" demo "$MODELS" --paper-val-count 0
+[ "$(grep -cE '^ +3 \|' "$TMP/out")" = 1 ] && ! grep -q "paper's own" "$TMP/out" && ok || bad "demo --paper-val-count 0"
+mkdir -p "$TMP/models" && cp -r "$MODELS/prefix-sums-external-post" "$MODELS/prefix-sums-none-post" "$TMP/models/"
+expect_ok "demo, no paper run shipped" demo "$TMP/models"
+grep -q "no trained model there, so the paper preset's run is not shown" "$TMP/out" && ok || bad "demo: missing paper run"
+expect_error "demo --val-count 0" "counts and --iters must be >= 1" "$LOOPLAB" demo --models "$MODELS" --val-count 0
+expect_error "demo --paper-hard-count -2" "must be >= 0" "$LOOPLAB" demo --models "$MODELS" --paper-hard-count -2
+
 # --- the BLAS kernel (src/looplab/blas_kernel.h) ---------------------------------------------
 sys_json() { env "$@" "$LOOPLAB" info --system --json; }
 field() { sed -n "s/^  \"$1\": \"\(.*\)\",\{0,1\}$/\1/p"; }

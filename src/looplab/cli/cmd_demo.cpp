@@ -33,6 +33,66 @@ CurveReport run_split(LoopedTransformerImpl& model, const DataOptions& data, con
   return c;
 }
 
+struct Column {
+  std::string label;
+  CurveReport val, hard;
+};
+
+// Exact accuracy after a few numbers of iterations, a pair of columns (val, hard) per model.
+void print_table(const Demo& d, const std::vector<Column>& columns, int64_t iters) {
+  std::printf("%10s", "");
+  for (const Column& c : columns) std::printf(" | %-30s", c.label.c_str());
+  std::printf("\n%10s", "iterations");
+  for (size_t i = 0; i < columns.size(); ++i) std::printf(" | %14s %15s", d.val_label.c_str(), d.hard_label.c_str());
+  std::printf("\n");
+  std::vector<int64_t> rows;
+  for (int64_t r : {1, 5, 10, 30, 50, 100, 200, 300, 400, 500})
+    if (r <= iters) rows.push_back(r);
+  if (rows.back() != iters) rows.push_back(iters);
+  for (int64_t r : rows) {
+    std::printf("%10lld", static_cast<long long>(r));
+    for (const Column& c : columns)
+      std::printf(" | %13.1f%% %14.1f%%", 100 * c.val.exact[r - 1], 100 * c.hard.exact[r - 1]);
+    std::printf("\n");
+  }
+}
+
+Column evaluate_model(const std::string& folder, const std::string& label, int64_t val_count, int64_t hard_count,
+                      int64_t iters, const std::string& unit) {
+  const RunDir run(folder);
+  LoopedTransformer model = load_model(run.path(), torch::kCPU, torch::kFloat32, RunDir::kBest);
+  model->eval();
+  DataOptions data = run.spec().data;
+  data.val_count = val_count;
+  data.hard_count = hard_count;
+  Column c{label, run_split(*model, data, "val", iters, label, unit), {}};
+  c.hard = run_split(*model, data, "hard", iters, label, unit);
+  return c;
+}
+
+// The paper preset's run, where it is shipped: how far its training went, then its table.
+void show_paper_run(const Demo& d, const std::string& models, int64_t val_count, int64_t hard_count, int64_t iters) {
+  const RunDir run(models + "/" + d.paper_run.folder);
+  if (!run.has(RunDir::kBest)) {
+    std::printf("\n(%s: no trained model there, so the paper preset's run is not shown.)\n", run.path().c_str());
+    return;
+  }
+  const std::vector<EpochMetrics> m = run.metrics();
+  double seconds = 0;
+  for (const EpochMetrics& e : m) seconds += e.seconds;
+  const int64_t epochs = run.spec().train.epochs;
+  std::printf("\nThe paper's own prefix-sums run, trained here: %s, lr %g;\n%zu of %lld epochs, %.1f hours on 2 cores%s.\n",
+              d.paper_run.label.c_str(), run.spec().train.lr, m.size(), static_cast<long long>(epochs), seconds / 3600,
+              static_cast<int64_t>(m.size()) < epochs ? " (still in training)" : "");
+  std::printf("Its best weights on %lld val and %lld hard examples (fewer: width 256 costs 16x per iteration):\n",
+              static_cast<long long>(val_count), static_cast<long long>(hard_count));
+  std::fflush(stdout);
+  const Column c = evaluate_model(run.path(), "width 256 (paper preset)", val_count, hard_count, iters, d.unit);
+  std::printf("\n");
+  print_table(d, {c}, iters);
+  std::printf("\n%s", d.paper_run_text.c_str());
+}
+
 }  // namespace
 
 Command add_demo(CLI::App& parent) {
@@ -40,46 +100,40 @@ Command add_demo(CLI::App& parent) {
   struct Options {
     std::string models = "models", live_dir = "runs/demo-live";
     int64_t val_count = 500, hard_count = 50, iters = 500, live_epochs = -1;
+    int64_t paper_val_count = -1, paper_hard_count = -1;  // -1: the task's demo's
   };
   auto o = std::make_shared<Options>();
   app->add_option("--models", o->models, "directory holding the shipped model directories")->capture_default_str();
   app->add_option("--val-count", o->val_count, "val examples")->capture_default_str();
   app->add_option("--hard-count", o->hard_count, "hard examples")->capture_default_str();
   app->add_option("--iters", o->iters, "most test iterations")->capture_default_str();
+  app->add_option("--paper-val-count", o->paper_val_count,
+                  "val examples of the paper preset's run (0: do not show it; default: the task's demo's)");
+  app->add_option("--paper-hard-count", o->paper_hard_count,
+                  "hard examples of the paper preset's run (default: the task's demo's)");
   app->add_option("--live-epochs", o->live_epochs, "epochs of the short live training run (0: skip; default: the task's demo's)");
   app->add_option("--live-dir", o->live_dir, "run directory of the live training run (replaced)")->capture_default_str();
   return {app, [o] {
             if (o->val_count < 1 || o->hard_count < 1 || o->iters < 1) throw Error("counts and --iters must be >= 1");
+            if (o->paper_val_count < -1 || o->paper_hard_count < -1)
+              throw Error("--paper-val-count and --paper-hard-count must be >= 0 (0: do not show the paper's run)");
             const Task* t = nullptr;
             for (const Task* c : all_tasks())
               if (!t && c->demo()) t = c;
             if (!t) throw Error("demo: no task has a demo");
             const Demo& d = *t->demo();
             std::printf("%s\nEvaluating the shipped models (%s):\n", d.title.c_str(), o->models.c_str());
-            std::vector<std::pair<CurveReport, CurveReport>> curves;
-            for (const Demo::Contender& c : d.contenders) {
-              const RunDir run(o->models + "/" + c.folder);
-              LoopedTransformer model = load_model(run.path(), torch::kCPU, torch::kFloat32, RunDir::kBest);
-              model->eval();
-              DataOptions data = run.spec().data;
-              data.val_count = o->val_count;
-              data.hard_count = o->hard_count;
-              curves.emplace_back(run_split(*model, data, "val", o->iters, c.label, d.unit),
-                                  run_split(*model, data, "hard", o->iters, c.label, d.unit));
-            }
+            std::vector<Column> columns;
+            for (const Demo::Contender& c : d.contenders)
+              columns.push_back(
+                  evaluate_model(o->models + "/" + c.folder, c.label, o->val_count, o->hard_count, o->iters, d.unit));
             std::printf("\nExact accuracy (%% of examples with every position right) after each number of iterations:\n");
-            std::printf("%10s | %-30s | %-30s\n", "", d.contenders[0].label.c_str(), d.contenders[1].label.c_str());
-            std::printf("%10s | %14s %15s | %14s %15s\n", "iterations", d.val_label.c_str(), d.hard_label.c_str(),
-                        d.val_label.c_str(), d.hard_label.c_str());
-            std::vector<int64_t> rows;
-            for (int64_t r : {1, 5, 10, 30, 50, 100, 200, 300, 400, 500})
-              if (r <= o->iters) rows.push_back(r);
-            if (rows.back() != o->iters) rows.push_back(o->iters);
-            for (int64_t r : rows)
-              std::printf("%10lld | %13.1f%% %14.1f%% | %13.1f%% %14.1f%%\n", static_cast<long long>(r),
-                          100 * curves[0].first.exact[r - 1], 100 * curves[0].second.exact[r - 1],
-                          100 * curves[1].first.exact[r - 1], 100 * curves[1].second.exact[r - 1]);
+            print_table(d, columns, o->iters);
             std::printf("\n%s", d.conclusion.c_str());
+            const int64_t paper_val = o->paper_val_count >= 0 ? o->paper_val_count : d.paper_run_val_count;
+            const int64_t paper_hard = o->paper_hard_count >= 0 ? o->paper_hard_count : d.paper_run_hard_count;
+            if (!d.paper_run.folder.empty() && paper_val > 0 && paper_hard > 0)
+              show_paper_run(d, o->models, paper_val, paper_hard, o->iters);
             if (o->live_epochs == 0) return;
             std::printf("\n%s\n", d.live_title.c_str());
             std::fflush(stdout);
