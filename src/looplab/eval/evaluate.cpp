@@ -1,6 +1,7 @@
 #include "looplab/eval/evaluate.h"
 
 #include "looplab/tasks/registry.h"
+#include "looplab/util/error.h"
 
 namespace looplab {
 
@@ -17,13 +18,31 @@ torch::Tensor predict(const torch::Tensor& logits, const LoopedTransformerImpl& 
 
 CurveReport evaluate_curve(LoopedTransformerImpl& model, const Split& split, int64_t max_iters, int64_t batch,
                            const ProgressFn& progress) {
+  CurveSums sums;
+  return evaluate_curve(model, split, max_iters, batch, sums, nullptr, progress);
+}
+
+CurveReport evaluate_curve(LoopedTransformerImpl& model, const Split& split, int64_t max_iters, int64_t batch,
+                           CurveSums& sums, const std::function<void(const CurveSums&)>& checkpoint,
+                           const ProgressFn& progress) {
   torch::InferenceMode inference;
-  const auto acc_options = torch::TensorOptions().dtype(torch::kFloat64);
-  torch::Tensor exact = torch::zeros({max_iters}, acc_options), positions = torch::zeros({max_iters}, acc_options);
-  torch::Tensor step = torch::zeros({max_iters}, acc_options), unchanged = torch::zeros({max_iters}, acc_options);
   const int64_t n = split.size();
+  const auto iters = static_cast<size_t>(max_iters);
+  if (sums.done == 0)
+    for (auto* v : {&sums.exact, &sums.positions, &sums.step, &sums.unchanged}) v->assign(iters, 0.0);
+  for (const auto* v : {&sums.exact, &sums.positions, &sums.step, &sums.unchanged})
+    if (v->size() != iters || sums.done < 0 || sums.done > n)
+      throw Error("evaluation sums of " + std::to_string(v->size()) + " iterations and " + std::to_string(sums.done) +
+                  " examples do not fit " + std::to_string(max_iters) + " iterations of " + std::to_string(n) +
+                  " examples");
   const Decoding decoding = task(model.config().task).spec().decoding;
-  for (int64_t start = 0; start < n; start += batch) {
+  // Adds a batch's per-iteration counts [max_iters] to a sum, in double as the report's means.
+  auto add = [](std::vector<double>& sum, const std::vector<torch::Tensor>& counts) {
+    const torch::Tensor c = torch::stack(counts).to(torch::kCPU, torch::kFloat64).contiguous();
+    const double* p = c.data_ptr<double>();
+    for (size_t t = 0; t < sum.size(); ++t) sum[t] += p[t];
+  };
+  for (int64_t start = sums.done; start < n; start += batch) {
     const int64_t end = std::min(n, start + batch);
     const Loop loop(model, split.inputs.slice(0, start, end));
     const torch::Tensor target = split.targets.slice(0, start, end).to(model.device());
@@ -40,25 +59,28 @@ CurveReport evaluate_curve(LoopedTransformerImpl& model, const Split& split, int
       u.push_back((prediction == previous).all(1).sum());
       previous = prediction;
     }, {}, /*with_logits=*/true);
-    exact += torch::stack(e).to(torch::kCPU, torch::kFloat64);
-    positions += torch::stack(pos).to(torch::kCPU, torch::kFloat64);
-    step += torch::stack(s).to(torch::kCPU);
-    unchanged += torch::stack(u).to(torch::kCPU, torch::kFloat64);
+    add(sums.exact, e);
+    add(sums.positions, pos);
+    add(sums.step, s);
+    add(sums.unchanged, u);
+    sums.done = end;
+    if (checkpoint) checkpoint(sums);
     if (progress) progress(end, n);
   }
-  auto to_vector = [](const torch::Tensor& t, double scale) {
-    const torch::Tensor c = (t / scale).contiguous();
-    return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+  auto mean = [](const std::vector<double>& sum, double scale) {
+    std::vector<double> m(sum.size());
+    for (size_t t = 0; t < sum.size(); ++t) m[t] = sum[t] / scale;
+    return m;
   };
   CurveReport curve;
   curve.count = n;
   curve.positions = split.inputs.size(1);
   for (int64_t t = 1; t <= max_iters; ++t) curve.iterations.push_back(t);
   const double examples = static_cast<double>(std::max<int64_t>(n, 1));
-  curve.exact = to_vector(exact, examples);
-  curve.per_position = to_vector(positions, examples * split.targets.size(1));
-  curve.relative_step = to_vector(step, examples);
-  curve.unchanged = to_vector(unchanged, examples);
+  curve.exact = mean(sums.exact, examples);
+  curve.per_position = mean(sums.positions, examples * static_cast<double>(split.targets.size(1)));
+  curve.relative_step = mean(sums.step, examples);
+  curve.unchanged = mean(sums.unchanged, examples);
   return curve;
 }
 

@@ -28,6 +28,20 @@ using ProgressFn = std::function<void(int64_t, int64_t)>;
 CurveReport evaluate_curve(LoopedTransformerImpl& model, const Split& split, int64_t max_iters, int64_t batch,
                            const ProgressFn& progress = nullptr);
 
+// The sums over examples [0, done) behind a CurveReport: what a stopped evaluation keeps so
+// that it can go on from its last batch (run/stages.h keeps them in DIR/eval.partial.json).
+struct CurveSums {
+  int64_t done = 0;
+  // per iteration 1..max_iters: examples exact, positions right, relative steps, unchanged answers
+  std::vector<double> exact, positions, step, unchanged;
+};
+// The resumable form: counts on from `sums` (empty: from the first example; else as the same
+// call with the same batch left it) and calls `checkpoint(sums)` after each batch. The report
+// equals the uninterrupted one's exactly. Throws Error when `sums` does not fit the split.
+CurveReport evaluate_curve(LoopedTransformerImpl& model, const Split& split, int64_t max_iters, int64_t batch,
+                           CurveSums& sums, const std::function<void(const CurveSums&)>& checkpoint,
+                           const ProgressFn& progress = nullptr);
+
 // Accuracy after exactly `iters` iterations: the fraction of examples with every position
 // right, and of positions right.
 struct Accuracy {

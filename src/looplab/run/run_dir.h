@@ -22,6 +22,7 @@ class RunDir {
   static constexpr const char* kCheckpoint = "checkpoint.safetensors";
   static constexpr const char* kMetrics = "metrics.jsonl";
   static constexpr const char* kEval = "eval.json";
+  static constexpr const char* kEvalPartial = "eval.partial.json";  // an evaluation's sums so far
   static constexpr const char* kEvalAccelerated = "eval_accelerated.json";
   static constexpr const char* kAnalysis = "analysis.json";
 

@@ -1,8 +1,14 @@
 #include "looplab/run/stages.h"
 
+#include <cstdio>
+#include <filesystem>
+#include <functional>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "looplab/eval/evaluate.h"
+#include "looplab/io/atomic_file.h"
 #include "looplab/model/model_dir.h"
 #include "looplab/run/run_dir.h"
 #include "looplab/runtime.h"
@@ -10,6 +16,59 @@
 #include "looplab/util/progress.h"
 
 namespace looplab {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// What a partial evaluation must share with this one to be gone on with: the weights (by
+// content: a run trained further has other best weights), the iterations, examples, batch
+// (the sums are added batch by batch), device and dtype. std::hash is enough here: a mismatch
+// from another build's hash only costs starting over.
+nlohmann::json partial_settings(const std::string& weights, const EvalRunOptions& o) {
+  const std::string bytes = read_file(weights);
+  return {{"weights", fs::path(weights).filename().string()},
+          {"weights_bytes", bytes.size()},
+          {"weights_hash", std::hash<std::string>{}(bytes)},
+          {"last", o.last},
+          {"count", o.count},
+          {"batch", o.batch},
+          {"device", o.device},
+          {"dtype", o.dtype}};
+}
+
+// DIR/eval.partial.json's sums per split when they were left by an evaluation with these
+// settings; otherwise none, saying why on stderr (the file is only a record of work done: an
+// unreadable one costs the work, never the evaluation).
+std::map<std::string, CurveSums> read_partial(const std::string& file, const nlohmann::json& settings) {
+  if (!fs::exists(file)) return {};
+  try {
+    const nlohmann::json j = nlohmann::json::parse(read_file(file));
+    if (j.at("settings") != settings) {
+      std::fprintf(stderr, "%s: left by an evaluation with other weights or settings; starting over\n", file.c_str());
+      return {};
+    }
+    std::map<std::string, CurveSums> sums;
+    for (const auto& [name, v] : j.at("splits").items())
+      sums[name] = {v.at("done").get<int64_t>(), v.at("exact").get<std::vector<double>>(),
+                    v.at("positions").get<std::vector<double>>(), v.at("step").get<std::vector<double>>(),
+                    v.at("unchanged").get<std::vector<double>>()};
+    return sums;
+  } catch (const nlohmann::json::exception& e) {
+    std::fprintf(stderr, "%s: unreadable (%s); starting the evaluation over\n", file.c_str(), e.what());
+    return {};
+  }
+}
+
+void write_partial(const std::string& file, const nlohmann::json& settings, const std::map<std::string, CurveSums>& sums) {
+  nlohmann::json splits = nlohmann::json::object();
+  for (const auto& [name, s] : sums)
+    splits[name] = {{"done", s.done}, {"exact", s.exact}, {"positions", s.positions}, {"step", s.step},
+                    {"unchanged", s.unchanged}};
+  write_file_atomic(file, nlohmann::json{{"schema_version", 1}, {"settings", settings}, {"splits", splits}}.dump() + "\n");
+}
+
+}  // namespace
 
 EvalReport evaluate_run(const std::string& dir, const EvalRunOptions& o) {
   if (o.first < 1 || o.last < o.first) throw Error("iters: need 1 <= FIRST <= LAST");
@@ -20,12 +79,22 @@ EvalReport evaluate_run(const std::string& dir, const EvalRunOptions& o) {
   model->eval();
   DataOptions data = run.evaluation_data();
   EvalReport report{EvalReport::kSchemaVersion, weights, o.first, o.last, {}};
+  // A stopped evaluation goes on from its last batch: a sweep's evaluation at 500 iterations
+  // can take an hour, the paper preset's on its hard split days.
+  const std::string partial = run.file(RunDir::kEvalPartial);
+  const nlohmann::json settings = partial_settings(run.file(weights), o);
+  std::map<std::string, CurveSums> sums = read_partial(partial, settings);
   for (const std::string& name : o.splits) {
     if (o.count) data.set_count(name, o.count);
     const Split split = load_split(data, name);
-    // A line per tenth in a log: a sweep's evaluation at 500 iterations can take an hour.
+    CurveSums& so_far = sums[name];
+    if (so_far.done > 0 && so_far.done < split.size())
+      std::fprintf(stderr, "evaluating %s: going on from example %lld of %lld (%s)\n", name.c_str(),
+                   static_cast<long long>(so_far.done), static_cast<long long>(split.size()), partial.c_str());
+    // A line per tenth in a log.
     Progress progress("evaluating " + name);
-    CurveReport c = evaluate_curve(*model, split, o.last, o.batch, std::ref(progress));
+    CurveReport c = evaluate_curve(*model, split, o.last, o.batch, so_far,
+                                   [&](const CurveSums&) { write_partial(partial, settings, sums); }, std::ref(progress));
     progress.clear();
     const auto cut = static_cast<std::ptrdiff_t>(o.first - 1);
     for (auto* v : {&c.exact, &c.per_position, &c.relative_step, &c.unchanged}) v->erase(v->begin(), v->begin() + cut);
@@ -33,6 +102,7 @@ EvalReport evaluate_run(const std::string& dir, const EvalRunOptions& o) {
     report.splits[name] = c;
   }
   write_report(run.file(RunDir::kEval), report);
+  fs::remove(partial);
   return report;
 }
 
