@@ -67,6 +67,14 @@ expect_ok "evaluation after a torn partial file" "$LOOPLAB" "${EVAL[@]}" "$TMP/t
 grep -q "eval.partial.json: unreadable (.*); starting the evaluation over" "$TMP/err" && ok || bad "torn partial: $(cat "$TMP/err")"
 cmp -s "$TMP/torn/eval.json" "$TMP/straight/eval.json" && ok || bad "after a torn partial file: eval.json differs"
 
+cp -r "$TMP/m" "$TMP/misfit"
+keep_partial "$TMP/misfit"
+sed -i 's/"done":[0-9]*/"done":999/g' "$TMP/misfit/eval.partial.json"
+expect_ok "evaluation after a partial file that does not fit" "$LOOPLAB" "${EVAL[@]}" "$TMP/misfit"
+grep -q "eval.partial.json: its val sums do not fit this split; starting that split over" "$TMP/err" && ok ||
+  bad "misfit partial: $(cat "$TMP/err")"
+cmp -s "$TMP/misfit/eval.json" "$TMP/straight/eval.json" && ok || bad "after a misfit partial file: eval.json differs"
+
 # Other weights (a run trained further) never go on from the old sums.
 cp -r "$TMP/m" "$TMP/w"
 keep_partial "$TMP/w"

@@ -88,6 +88,14 @@ EvalReport evaluate_run(const std::string& dir, const EvalRunOptions& o) {
     if (o.count) data.set_count(name, o.count);
     const Split split = load_split(data, name);
     CurveSums& so_far = sums[name];
+    const auto iters = static_cast<size_t>(o.last);
+    bool fits = so_far.done >= 0 && so_far.done <= split.size();
+    if (so_far.done > 0)
+      for (const auto* v : {&so_far.exact, &so_far.positions, &so_far.step, &so_far.unchanged}) fits = fits && v->size() == iters;
+    if (!fits) {
+      std::fprintf(stderr, "%s: its %s sums do not fit this split; starting that split over\n", partial.c_str(), name.c_str());
+      so_far = {};
+    }
     if (so_far.done > 0 && so_far.done < split.size())
       std::fprintf(stderr, "evaluating %s: going on from example %lld of %lld (%s)\n", name.c_str(),
                    static_cast<long long>(so_far.done), static_cast<long long>(split.size()), partial.c_str());
