@@ -30,11 +30,10 @@ CurveReport evaluate_curve(LoopedTransformerImpl& model, const Split& split, int
   const auto iters = static_cast<size_t>(max_iters);
   if (sums.done == 0)
     for (auto* v : {&sums.exact, &sums.positions, &sums.step, &sums.unchanged}) v->assign(iters, 0.0);
-  for (const auto* v : {&sums.exact, &sums.positions, &sums.step, &sums.unchanged})
-    if (v->size() != iters || sums.done < 0 || sums.done > n)
-      throw Error("evaluation sums of " + std::to_string(v->size()) + " iterations and " + std::to_string(sums.done) +
-                  " examples do not fit " + std::to_string(max_iters) + " iterations of " + std::to_string(n) +
-                  " examples");
+  if (!sums.fits(n, max_iters))
+    throw Error("evaluation sums of " + std::to_string(sums.exact.size()) + " iterations and " +
+                std::to_string(sums.done) + " examples do not fit " + std::to_string(max_iters) + " iterations of " +
+                std::to_string(n) + " examples");
   const Decoding decoding = task(model.config().task).spec().decoding;
   // Adds a batch's per-iteration counts [max_iters] to a sum, in double as the report's means.
   auto add = [](std::vector<double>& sum, const std::vector<torch::Tensor>& counts) {

@@ -34,6 +34,14 @@ struct CurveSums {
   int64_t done = 0;
   // per iteration 1..max_iters: examples exact, positions right, relative steps, unchanged answers
   std::vector<double> exact, positions, step, unchanged;
+  // Whether these sums can be gone on with for a split of `examples` and `iters` iterations.
+  bool fits(int64_t examples, int64_t iters) const {
+    if (done < 0 || done > examples) return false;
+    if (done == 0) return true;
+    for (const auto* v : {&exact, &positions, &step, &unchanged})
+      if (v->size() != static_cast<size_t>(iters)) return false;
+    return true;
+  }
 };
 // The resumable form: counts on from `sums` (empty: from the first example; else as the same
 // call with the same batch left it) and calls `checkpoint(sums)` after each batch. The report

@@ -88,11 +88,7 @@ EvalReport evaluate_run(const std::string& dir, const EvalRunOptions& o) {
     if (o.count) data.set_count(name, o.count);
     const Split split = load_split(data, name);
     CurveSums& so_far = sums[name];
-    const auto iters = static_cast<size_t>(o.last);
-    bool fits = so_far.done >= 0 && so_far.done <= split.size();
-    if (so_far.done > 0)
-      for (const auto* v : {&so_far.exact, &so_far.positions, &so_far.step, &so_far.unchanged}) fits = fits && v->size() == iters;
-    if (!fits) {
+    if (!so_far.fits(split.size(), o.last)) {
       std::fprintf(stderr, "%s: its %s sums do not fit this split; starting that split over\n", partial.c_str(), name.c_str());
       so_far = {};
     }
