@@ -25,6 +25,8 @@ struct Case {
 };
 
 TEST(FusedBlock, EqualsThePlainBlock) {
+  const int threads = at::get_num_threads();
+  at::set_num_threads(2);
   const std::vector<Case> cases = {{{32}, 5, 64, 4},        // dense masked softmax in the plain path
                                    {{512}, 5, 64, 4},       // gathered window
                                    {{9, 9}, 3, 32, 2},      // 2-D, dense mask
@@ -46,7 +48,10 @@ TEST(FusedBlock, EqualsThePlainBlock) {
         LoopedTransformer model(c);
         int64_t L = 1;
         for (int64_t g : k.grid) L *= g;
-        const torch::Tensor input = torch::randint(0, 2, {2, L, 1}).to(torch::kFloat32);
+        // Batch 1 on two threads takes the row-parallel forward, batch 4 the tiles of whole
+        // sequences (fused_block.cpp: sequences_per_tile); the batch alternates between cases.
+        const int64_t batch = checked % 2 == 0 ? 4 : 1;
+        const torch::Tensor input = torch::randint(0, 2, {batch, L, 1}).to(torch::kFloat32);
         const Loop loop(*model, input);
         const Positions p = model->positions(k.grid);
         const torch::Tensor x = loop.x0().detach() + 0.1 * torch::randn_like(loop.x0());
@@ -74,6 +79,7 @@ TEST(FusedBlock, EqualsThePlainBlock) {
         ++checked;
       }
   EXPECT_EQ(checked, 4 * 3 * 7);
+  at::set_num_threads(threads);
 }
 
 TEST(FusedBlock, ManyIterationsStayWithThePlainPath) {
