@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <httplib.h>
+#include <sys/socket.h>
 #include <nlohmann/json.hpp>
 
 #include "looplab/serve/api.h"
@@ -58,6 +59,7 @@ struct Server::Impl {
   Sweeps sweeps;
   httplib::Server http;
   bool bound = false;
+  socket_t listen_socket = INVALID_SOCKET;
 
   explicit Impl(ServeOptions o) : options(std::move(o)), runs(options.runs), sweeps(options.sweeps) {}
 
@@ -69,6 +71,15 @@ struct Server::Impl {
     // (128) for a loopback lab; a request line or header over 8 KiB is refused by cpp-httplib
     // (414 / 400), and a body (the API takes none) over 64 KiB with 413, so memory stays bounded.
     http.new_task_queue = [] { return new httplib::ThreadPool(128); };
+    // Debian's cpp-httplib listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, fixed when the
+    // library was built): under a burst of new connections the kernel drops SYNs past it and the
+    // client retries after its 1 s initial retransmission timeout (seen: a probe at 1.01 s in
+    // tests/serve/load_test.py). The listening socket is kept here and listened on again, with
+    // the backlog raised, once bound (Linux updates a listening socket's backlog).
+    http.set_socket_options([this](socket_t sock) {
+      httplib::default_socket_options(sock);
+      listen_socket = sock;
+    });
     http.set_keep_alive_timeout(2);
     http.set_read_timeout(2, 0);
     http.set_write_timeout(5, 0);
@@ -162,6 +173,10 @@ struct Server::Impl {
   }
 };
 
+namespace {
+constexpr int kListenBacklog = 256;  // connections waiting to be accepted (see set_socket_options)
+}  // namespace
+
 Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 
 Server::~Server() { stop(); }
@@ -178,6 +193,7 @@ int Server::bind() {
   } else if (!impl_->http.bind_to_port(o.host, o.port)) {
     throw Error("serve: cannot bind " + o.host + ":" + std::to_string(o.port) + " (is the port in use?)");
   }
+  if (impl_->listen_socket != INVALID_SOCKET) ::listen(impl_->listen_socket, kListenBacklog);
   impl_->bound = true;
   return port;
 }
