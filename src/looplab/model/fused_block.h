@@ -11,8 +11,9 @@
 // no-gradient iterations of the progressive loss; there, where the batch gives every thread a
 // tile, each thread runs the whole block on tiles of whole sequences (products single-threaded),
 // so that a tile's intermediates stay in its core's cache and an iteration is one parallel
-// region. With gradient (the k iterations) it is one autograd node with a hand-written backward: the same passes in reverse, the products'
-// gradients as whole-tensor products, the few intermediates it needs kept from the forward.
+// region. With gradient (the k iterations) it is one autograd node with a hand-written
+// backward: the same passes in reverse, the products' gradients as whole-tensor products, the
+// few intermediates it needs kept from the forward.
 // That backward is not itself differentiable: a double backward (the analysis's Jacobian-
 // vector products) throws, and the analysis builds its graphs inside a PlainEngine scope.
 //
