@@ -125,6 +125,17 @@ bool is_fallback(const std::string& core, const CpuFeatures& f) {
   return true;
 }
 
+std::string mkl_version() {
+  using Fn = void (*)(char*, int);
+  const auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "MKL_Get_Version_String"));
+  if (!fn) return "";
+  char buf[256] = {};
+  fn(buf, sizeof buf - 1);
+  std::string out = buf;
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
 BlasState blas_state() {
   BlasState s;
   s.library = openblas_string("openblas_get_config");

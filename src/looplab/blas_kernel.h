@@ -39,6 +39,10 @@ struct BlasState {
 };
 BlasState blas_state();
 
+// "Intel(R) oneAPI Math Kernel Library Version 2024.2-Product Build ..." where the process has
+// MKL (the PyTorch wheel's LibTorch carries it inside libtorch_cpu), else "".
+std::string mkl_version();
+
 // Called first in main with main's argv: may re-execute the program (and not return). Does
 // nothing when LOOPLAB_BLAS=off is set.
 void choose_blas_kernel(char** argv);

@@ -1,5 +1,7 @@
 #include "looplab/runtime.h"
 
+#include <ATen/detail/CUDAHooksInterface.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -55,11 +57,26 @@ void configure_allocator(AllocatorPolicy policy) {
 #endif
 }
 
+bool cuda_built() {
+  // The CUDA hooks are registered when libtorch_cuda is loaded; the default ones know no runtime.
+  return at::detail::getCUDAHooks().hasCUDART();
+}
+
+std::string cuda_version() {
+  if (!cuda_built()) return "";
+  const long v = at::detail::getCUDAHooks().versionCUDART();  // e.g. 13020
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
 torch::Device parse_device(const std::string& name) {
   if (name == "cpu") return torch::kCPU;
   if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
+    if (!cuda_built())
+      throw Error("device '" + name + "' requested, but this looplab's LibTorch " TORCH_VERSION
+                  " is built without CUDA (build against a CUDA LibTorch: scripts/setup takes the PyTorch wheel's)");
     if (!torch::cuda::is_available())
-      throw Error("device '" + name + "' requested but this LibTorch build sees no CUDA device");
+      throw Error("device '" + name + "' requested, but no CUDA device is available (LibTorch " TORCH_VERSION
+                  " is built with CUDA " + cuda_version() + "; the driver sees no GPU)");
     try {
       return torch::Device(name);
     } catch (const c10::Error&) {
@@ -108,9 +125,13 @@ nlohmann::json system_info() {
                       {"threads", torch::get_num_threads()},
                       {"onednn", at::hasMKLDNN()},
                       {"cuda", torch::cuda::is_available()},
+                      {"cuda_built", cuda_built()},
+                      {"cuda_version", cuda_version()},
+                      {"cuda_devices", torch::cuda::device_count()},
                       {"cpu", cpu.model},
                       {"cpu_features", feature_names(cpu)},
                       {"blas", blas.library},
+                      {"mkl", mkl_version()},
                       {"blas_kernel", blas.kernel},
                       {"blas_kernel_source", blas.source},
                       {"blas_kernel_detected", blas.detected},
@@ -124,10 +145,12 @@ std::string system_text(const nlohmann::json& j) {
   auto str = [&](const char* key) { return j[key].get<std::string>(); };
   const std::string features = join(j["cpu_features"].get<std::vector<std::string>>(), " ");
   std::string out = "LibTorch   " + str("libtorch") + ", " + std::to_string(j["threads"].get<int>()) + " thread(s), oneDNN " +
-                    (j["onednn"].get<bool>() ? "yes" : "no") + ", CUDA " + (j["cuda"].get<bool>() ? "yes" : "no") + "\n" +
+                    (j["onednn"].get<bool>() ? "yes" : "no") + "\n" +
+                    "CUDA       built: " + (j["cuda_built"].get<bool>() ? "yes (" + str("cuda_version") + ")" : std::string("no")) +
+                    ", available: " + (j["cuda"].get<bool>() ? "yes (" + std::to_string(j["cuda_devices"].get<int>()) + " device(s))" : std::string("no")) + "\n" +
                     "CPU        " + str("cpu") + ": " + features + "\n";
   if (str("blas").empty()) {
-    out += "BLAS       not OpenBLAS (its kernels are its own)\n";
+    out += "BLAS       " + (str("mkl").empty() ? std::string("not OpenBLAS (its kernels are its own)") : str("mkl")) + "\n";
   } else {
     out += "BLAS       " + str("blas") + "\nkernel     " + str("blas_kernel") + " (chosen by " + str("blas_kernel_source");
     if (!str("blas_kernel_detected").empty()) out += " over OpenBLAS's " + str("blas_kernel_detected");

@@ -27,7 +27,13 @@ int configure_threads(int requested);
 enum class AllocatorPolicy { kSpeed, kFootprint };
 void configure_allocator(AllocatorPolicy policy);
 
-// "cpu", "cuda" or "cuda:N"; throws looplab::Error if CUDA is asked for and absent.
+// Whether this LibTorch is built with CUDA (libtorch_cuda loaded), and its CUDA runtime's version
+// ("13.2"; "" when not built). Neither needs a GPU.
+bool cuda_built();
+std::string cuda_version();
+
+// "cpu", "cuda" or "cuda:N"; throws looplab::Error if CUDA is asked for and absent, saying which:
+// a LibTorch built without CUDA, or no device.
 torch::Device parse_device(const std::string& name);
 // "float32", "float64", "bfloat16", "float16"; throws looplab::Error otherwise.
 torch::Dtype parse_dtype(const std::string& name);

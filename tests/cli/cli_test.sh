@@ -56,6 +56,19 @@ expect_error "no subcommand" "subcommand" "$LOOPLAB"
 expect_error "bad width" "not divisible by heads" "$LOOPLAB" info --width 100
 expect_error "unknown dtype" "unknown dtype 'float8'" "$LOOPLAB" forward "$M" --input "$PIO" --output "$TMP/x" --dtype float8
 expect_error "unknown device" "unknown device 'tpu'" "$LOOPLAB" forward "$M" --input "$PIO" --output "$TMP/x" --device tpu
+# CUDA where there is none: one line saying which is missing, the CUDA build or the device.
+"$LOOPLAB" info --system >"$TMP/sys" 2>&1
+if grep -q "^CUDA       built: yes (.*), available: no$" "$TMP/sys"; then
+  for c in "forward $M --input $PIO --output $TMP/x" "train --task prefix-sums --out $TMP/cuda-run" "eval $M"; do
+    # shellcheck disable=SC2086
+    expect_error "$c --device cuda without a GPU" "device 'cuda' requested, but no CUDA device is available" \
+      "$LOOPLAB" $c --device cuda
+  done
+elif grep -q "^CUDA       built: no, available: no$" "$TMP/sys"; then
+  expect_error "--device cuda without CUDA" "is built without CUDA" "$LOOPLAB" forward "$M" --input "$PIO" --output "$TMP/x" --device cuda
+elif ! grep -q "^CUDA       built: yes (.*), available: yes" "$TMP/sys"; then
+  bad "info --system: no CUDA line: $(cat "$TMP/sys")"
+fi
 expect_error "missing model dir" "$TMP/absent/config.json: no such file" \
   "$LOOPLAB" forward "$TMP/absent" --input "$PIO" --output "$TMP/x"
 expect_error "missing input file" "$TMP/none.safetensors: no such file" \
@@ -124,7 +137,10 @@ expect_error "demo --paper-hard-count -2" "must be >= 0" "$LOOPLAB" demo --model
 # --- the BLAS kernel (src/looplab/blas_kernel.h) ---------------------------------------------
 sys_json() { env "$@" "$LOOPLAB" info --system --json; }
 field() { sed -n "s/^  \"$1\": \"\(.*\)\",\{0,1\}$/\1/p"; }
-if grep -qw avx2 /proc/cpuinfo; then
+if [ -z "$(sys_json | field blas)" ]; then
+  # Not OpenBLAS: the PyTorch wheel's LibTorch carries MKL, which info --system names.
+  sys_json | field mkl | grep -q "Math Kernel Library" && ok || bad "info --system: neither OpenBLAS nor MKL named"
+elif grep -qw avx2 /proc/cpuinfo; then
   # On a CPU with AVX2 or AVX-512 and nothing set, the kernel in use is not a generic fallback.
   k=$(sys_json -u OPENBLAS_CORETYPE -u LOOPLAB_BLAS_KERNEL -u LOOPLAB_BLAS_CHECK | field blas_kernel)
   case $k in Haswell|Zen|SkylakeX|Cooperlake|SapphireRapids) ok ;; *) bad "BLAS kernel '$k' with nothing set" ;; esac

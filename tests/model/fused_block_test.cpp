@@ -24,9 +24,15 @@ struct Case {
   bool local = true;
 };
 
+// Sets LibTorch's threads for a scope and restores them at its end, also when an ASSERT leaves.
+struct ThreadsScope {
+  explicit ThreadsScope(int n) : saved(at::get_num_threads()) { at::set_num_threads(n); }
+  ~ThreadsScope() { at::set_num_threads(saved); }
+  int saved;
+};
+
 TEST(FusedBlock, EqualsThePlainBlock) {
-  const int threads = at::get_num_threads();
-  at::set_num_threads(2);
+  const ThreadsScope threads(2);
   const std::vector<Case> cases = {{{32}, 5, 64, 4},        // dense masked softmax in the plain path
                                    {{512}, 5, 64, 4},       // gathered window
                                    {{9, 9}, 3, 32, 2},      // 2-D, dense mask
@@ -57,8 +63,13 @@ TEST(FusedBlock, EqualsThePlainBlock) {
         const torch::Tensor x = loop.x0().detach() + 0.1 * torch::randn_like(loop.x0());
         auto& block = *(*model->recur_blocks)[0]->as<BlockImpl>();
         const std::vector<torch::Tensor> r{block.recall_input(loop.x0().detach())};
-        // The plain block: with gradient recording, which the fused path never takes.
-        const torch::Tensor plain = block.forward(x, r[0], p).detach();
+        // The plain LibTorch formulas: with gradient recording the fused path would run too
+        // (its differentiable node), so only a PlainEngine scope keeps it out.
+        torch::Tensor plain;
+        {
+          PlainEngine plain_scope;
+          plain = block.forward(x, r[0], p).detach();
+        }
         torch::NoGradGuard no_grad;
         ASSERT_TRUE(fused_block_applies(block, x, p));
         const torch::Tensor fused = fused_block_forward(block, x, r[0], p);
@@ -79,7 +90,6 @@ TEST(FusedBlock, EqualsThePlainBlock) {
         ++checked;
       }
   EXPECT_EQ(checked, 4 * 3 * 7);
-  at::set_num_threads(threads);
 }
 
 TEST(FusedBlock, ManyIterationsStayWithThePlainPath) {
@@ -89,10 +99,17 @@ TEST(FusedBlock, ManyIterationsStayWithThePlainPath) {
   c.heads = 4;
   LoopedTransformer model(c);
   const torch::Tensor input = torch::randint(0, 2, {4, 128, 1}).to(torch::kFloat32);
-  const torch::Tensor plain = model->forward(input, 30).state.detach();
-  torch::Tensor fused;
+  torch::Tensor plain, fused;
+  {
+    // The plain LibTorch path: every block call on the plain formulas, none on the fused node.
+    PlainEngine plain_scope;
+    torch::NoGradGuard no_grad;
+    plain = model->forward(input, 30).state;
+  }
   {
     torch::NoGradGuard no_grad;
+    ASSERT_TRUE(fused_block_applies(*(*model->recur_blocks)[0]->as<BlockImpl>(), Loop(*model, input).x0(),
+                                    model->positions(c.grid)));
     fused = model->forward(input, 30).state;
   }
   EXPECT_LT(relative(fused, plain), 1e-5);

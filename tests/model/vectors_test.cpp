@@ -2,53 +2,18 @@
 // independently in double precision (tests/data/vectors, copied from shared/vectors).
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <nlohmann/json.hpp>
-
 #include "looplab/io/tensor_io.h"
 #include "looplab/model/looped_transformer.h"
 #include "looplab/model/model_dir.h"
+#include "vectors.h"
 
 namespace looplab {
 namespace {
 
-const std::string kDir = LOOPLAB_VECTORS_DIR;
-
-struct Vector {
-  std::string name;
-  ModelConfig config;
-  int64_t iterations;
-};
-
-std::vector<Vector> load_index() {
-  std::ifstream in(kDir + "/index.json");
-  const auto index = nlohmann::json::parse(in);
-  std::vector<Vector> out;
-  for (const auto& e : index) {
-    Vector v;
-    v.name = e["name"];
-    ModelConfig& c = v.config;
-    c = default_config(e["task"], parse_recall(e["recall"]), parse_norm(e["norm"]), e["width"]);
-    c.heads = e["heads"];
-    c.blocks = e["blocks"];
-    c.grid = e["grid"].get<std::vector<int64_t>>();
-    c.in_channels = e["in_channels"];
-    c.out_channels = e["out_channels"];
-    c.local_attention = e["attention"] == "local";
-    if (c.local_attention) c.window = e["window"];
-    v.iterations = e["iterations"];
-    out.push_back(v);
-  }
-  return out;
-}
-
-// Max absolute error relative to the largest entry of `want`.
-void expect_close(const torch::Tensor& got, const torch::Tensor& want, double rel, const std::string& what) {
-  ASSERT_EQ(got.sizes(), want.sizes()) << what;
-  const double scale = want.abs().max().item<double>();
-  const double err = (got.to(torch::kFloat64) - want.to(torch::kFloat64)).abs().max().item<double>();
-  EXPECT_LE(err, rel * scale) << what << ": max abs error " << err << " against scale " << scale;
-}
+using vectors::kDir;
+using vectors::Vector;
+using vectors::load_index;
+using vectors::expect_close;
 
 class VectorsTest : public ::testing::TestWithParam<torch::Dtype> {};
 

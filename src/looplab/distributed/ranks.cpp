@@ -2,6 +2,9 @@
 
 #include <atomic>
 #include <cstdio>
+#include <functional>
+#include <future>
+#include <optional>
 #include <thread>
 
 #include <torch/version.h>
@@ -39,6 +42,19 @@ std::string reason(const std::exception& e) {
   const auto* c10 = dynamic_cast<const c10::Error*>(&e);
   const std::string what = c10 ? c10->what_without_backtrace() : e.what();
   return what.substr(0, what.find('\n'));
+}
+
+// Runs fn on a thread of its own and waits for it at most `limit`: nothing when it has not
+// returned by then (it is left behind, holding what it captured), else its value or its
+// exception. LibTorch 2's TCPStore client waits in recv() without end when the server's process
+// hangs (SIGSTOP of rank 0), where 1.13's gave up after the store's timeout.
+template <typename T>
+std::optional<T> within(std::chrono::milliseconds limit, std::function<T()> fn) {
+  auto task = std::make_shared<std::packaged_task<T()>>(std::move(fn));
+  std::future<T> result = task->get_future();
+  std::thread([task] { (*task)(); }).detach();
+  if (result.wait_for(limit) != std::future_status::ready) return std::nullopt;
+  return result.get();
 }
 
 }  // namespace
@@ -172,18 +188,26 @@ std::pair<int64_t, int64_t> Ranks::part(int64_t begin, int64_t end) const {
 void Ranks::lost(const std::string& during, const std::exception& cause) const {
   // Which heartbeats stand still? Two readings kSilence apart.
   std::string who;
+  const std::string store_at = launch_.master_addr + ":" + std::to_string(launch_.master_port);
   try {
-    auto count = [this](int r) { return group_->store->add(alive_key(r), 0); };
-    std::vector<int64_t> before(static_cast<size_t>(size()));
-    for (int r = 0; r < size(); ++r) before[static_cast<size_t>(r)] = count(r);
-    std::this_thread::sleep_for(kSilence);
-    for (int r = 0; r < size(); ++r)
-      if (r != rank() && count(r) == before[static_cast<size_t>(r)]) who += (who.empty() ? "" : ", ") + std::to_string(r);
-    who = who.empty() ? "no rank stopped beating: one is stuck but alive, or the network failed"
-                      : "lost rank " + who + " (its heartbeat stopped: the process died or hangs)";
+    const std::optional<std::string> stopped =
+        within<std::string>(timeout_ + kSilence, [store = group_->store, n = size(), me = rank()] {
+          auto count = [&store](int r) { return store->add(alive_key(r), 0); };
+          std::vector<int64_t> before(static_cast<size_t>(n));
+          for (int r = 0; r < n; ++r) before[static_cast<size_t>(r)] = count(r);
+          std::this_thread::sleep_for(kSilence);
+          std::string ranks;
+          for (int r = 0; r < n; ++r)
+            if (r != me && count(r) == before[static_cast<size_t>(r)]) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+          return ranks;
+        });
+    if (!stopped)
+      who = "lost rank 0 (the rendezvous store on " + store_at + " does not answer: the process hangs)";
+    else
+      who = stopped->empty() ? "no rank stopped beating: one is stuck but alive, or the network failed"
+                             : "lost rank " + *stopped + " (its heartbeat stopped: the process died or hangs)";
   } catch (const std::exception&) {
-    who = "lost rank 0 (the rendezvous store on " + launch_.master_addr + ":" + std::to_string(launch_.master_port) +
-          " is gone with it)";
+    who = "lost rank 0 (the rendezvous store on " + store_at + " is gone with it)";
   }
   throw LostRank("rank " + std::to_string(rank()) + " of " + std::to_string(size()) + ": " + who + ", during " + during +
               " [" + backend_ + ": " + reason(cause) + "]");
@@ -283,11 +307,24 @@ std::string Ranks::await(const std::string& key) {
   auto last_change = std::chrono::steady_clock::now();
   while (true) {
     try {
-      if (group_->store->check({"looplab/" + key})) {
-        const std::vector<uint8_t> v = group_->store->get("looplab/" + key);
-        return std::string(v.begin(), v.end());
-      }
-      const int64_t beats = group_->store->add(alive_key(0), 0);
+      // One reading: the value if rank 0 has set it, else rank 0's heartbeat count.
+      struct Reading {
+        std::optional<std::string> value;
+        int64_t beats = 0;
+      };
+      const std::optional<Reading> reading = within<Reading>(timeout_, [store = group_->store, key] {
+        Reading r;
+        if (store->check({"looplab/" + key})) {
+          const std::vector<uint8_t> v = store->get("looplab/" + key);
+          r.value = std::string(v.begin(), v.end());
+        } else {
+          r.beats = store->add(alive_key(0), 0);
+        }
+        return r;
+      });
+      if (!reading) throw Error("the rendezvous store does not answer: the process hangs");
+      if (reading->value) return *reading->value;
+      const int64_t beats = reading->beats;
       if (beats != last) {
         last = beats;
         last_change = std::chrono::steady_clock::now();

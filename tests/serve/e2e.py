@@ -1,0 +1,461 @@
+#!/usr/bin/env python3
+"""End-to-end test of the web lab in a real browser.
+
+Starts `looplab serve` on a free port with the shipped models as its runs, drives Debian's
+Chromium through Debian's chromedriver with Selenium (python3-selenium, chromium-driver: both
+installed by scripts/setup, nothing from npm), and checks that every page loads with no console
+error and no request outside the server, that moving a slider on each illustration puts the
+engine's numbers on the page (readouts and plot data equal to GET /api/explore/NAME for the
+slider's new value), and the same for the geometry pages, the runs page's overlay, the sweeps
+page and a run's eval.json / analysis.json.
+
+    python3 tests/serve/e2e.py LOOPLAB_BINARY [--screenshots DIR] [--url URL_OF_A_RUNNING_SERVER]
+
+LOOPLAB_CHROMIUM and LOOPLAB_CHROMEDRIVER name other binaries (defaults /usr/bin/chromium,
+/usr/bin/chromedriver). Prints "N passed, N failed"; exits 1 on any failure.
+"""
+import base64
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+args = sys.argv[1:]
+binary = os.path.abspath(args[0] if args and not args[0].startswith("--") else os.path.join(ROOT, "build", "looplab"))
+shots = os.path.abspath(args[args.index("--screenshots") + 1]) if "--screenshots" in args else None
+if shots:
+    os.makedirs(shots, exist_ok=True)
+url_given = args[args.index("--url") + 1].rstrip("/") if "--url" in args else None
+
+passed = failed = 0
+
+
+def check(ok, what, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"ok    {what}", flush=True)
+    else:
+        failed += 1
+        print(f"FAIL  {what}{': ' + detail if detail else ''}", flush=True)
+    return ok
+
+
+def same(a, b):
+    """Deep equality as JavaScript's JSON.stringify(a) === JSON.stringify(b) decides it: 1 and 1.0
+    are one number, a non-finite number is null, lists and objects compare element by element."""
+    def norm(x):
+        if isinstance(x, bool) or x is None or isinstance(x, str):
+            return x
+        if isinstance(x, (int, float)):
+            return float(x) if math.isfinite(x) else None
+        if isinstance(x, (list, tuple)):
+            return [norm(v) for v in x]
+        if isinstance(x, dict):
+            return {k: norm(v) for k, v in x.items()}
+        return x
+    return norm(a) == norm(b)
+
+
+def finite(v):
+    return None if v is None or not isinstance(v, (int, float)) or not math.isfinite(v) else v
+
+
+def js_number(text):
+    """JavaScript's parseFloat: the longest numeric prefix, NaN when there is none."""
+    m = re.match(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", text or "")
+    return float(m.group(0)) if m else float("nan")
+
+
+def start_server(*extra):
+    """`looplab serve --port 0 ...`; returns (process, base URL) once it prints its address."""
+    proc = subprocess.Popen([binary, "serve", "--port", "0", "--web", os.path.join(ROOT, "web"), *extra],
+                            stdout=subprocess.PIPE, text=True)
+    deadline = time.time() + 20
+    text = ""
+    while time.time() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        text += line
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", text)
+        if m:
+            return proc, f"http://127.0.0.1:{m.group(1)}"
+    proc.kill()
+    raise RuntimeError(f"looplab serve printed no address (exit {proc.poll()}): {text}")
+
+
+def run_cli(*a):
+    subprocess.run([binary, *a], check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+
+
+# ---- the server (or --url URL: one already running, with --runs models) ---------------------
+# A toy sweep (2 recalls x 2 seeds, pre norm, tiny width) run and reported by the command line,
+# so that the sweeps page has a report.json whose numbers it must show.
+sweeps = tempfile.mkdtemp(prefix="looplab-e2e-sweeps-")
+server = None
+if url_given is None:
+    with open(os.path.join(sweeps, "toy.toml"), "w") as f:
+        f.write("\n".join(['[base]', 'norm = "pre"', 'width = 16', 'heads = 2', 'epochs = 2', 'train-count = 300',
+                           'val-count = 40', 'hard-count = 10', 'train-bits = 4', 'hard-bits = 8', 'batch = 50',
+                           'max-iters = 4', '[axes]', 'recall = ["none", "external"]', 'seed = [0, 1]', '[eval]',
+                           'iters = 12', '[analyze]', 'count = 4', 'detail = 1', 'iters = 12', '']))
+    for c in ("run", "report"):
+        run_cli("sweep", c, os.path.join(sweeps, "toy.toml"))
+    server, base = start_server("--runs", os.path.join(ROOT, "models"), "--sweeps", sweeps)
+else:
+    base = url_given
+print(f"server at {base}", flush=True)
+
+
+def get_json(url_base, path):
+    with urllib.request.urlopen(url_base + path, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def api(path):
+    return get_json(base, path)
+
+
+# ---- the browser ----------------------------------------------------------------------------
+options = webdriver.ChromeOptions()
+options.binary_location = os.environ.get("LOOPLAB_CHROMIUM", "/usr/bin/chromium")
+for a in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+          "--disable-background-networking", "--window-size=1280,900",
+          # Nothing may leave 127.0.0.1: any other host fails to resolve, so a request outside
+          # the server is a failed request (a console error) as well as a logged request below.
+          "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"):
+    options.add_argument(a)
+options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+driver = webdriver.Chrome(service=Service(os.environ.get("LOOPLAB_CHROMEDRIVER", "/usr/bin/chromedriver")),
+                          options=options)
+driver.set_script_timeout(30)
+
+
+def js(script, *a):
+    return driver.execute_script(script, *a)
+
+
+def problems():
+    """Console errors and warnings (page errors, failed requests and HTTP 4xx/5xx responses are
+    logged there by Chromium), HTTP errors seen by the network log, and any request outside the
+    server, since the last call."""
+    out = []
+    for e in driver.get_log("browser"):
+        if e.get("level") in ("SEVERE", "WARNING"):
+            out.append(f"console {e['level'].lower()}: {e['message']}")
+    for e in driver.get_log("performance"):
+        msg = json.loads(e["message"])["message"]
+        params = msg.get("params", {})
+        if msg.get("method") == "Network.requestWillBeSent":
+            u = params.get("request", {}).get("url", "")
+            if not (u.startswith("http://127.0.0.1:") or u.startswith("data:") or u.startswith("blob:")):
+                check(False, "no request outside the server", u)
+        elif msg.get("method") == "Network.responseReceived":
+            r = params.get("response", {})
+            if r.get("status", 0) >= 400:
+                out.append(f"HTTP {r['status']}: {r.get('url')}")
+        elif msg.get("method") == "Network.loadingFailed" and not params.get("canceled"):
+            out.append(f"request failed: {params.get('errorText')}")
+    return out
+
+
+def updates():
+    return int(js("return Number(document.body.dataset.updates || 0)"))
+
+
+def wait_for(condition, what, timeout=20):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
+
+
+def network_idle(quiet=0.5, timeout=20):
+    """Playwright's 'networkidle', approximately: the page is loaded and no new resource entry has
+    appeared for `quiet` seconds."""
+    deadline = time.time() + timeout
+    last, since = -1, time.time()
+    while time.time() < deadline:
+        n = js("return document.readyState === 'complete' ? performance.getEntriesByType('resource').length : -1")
+        if n != last:
+            last, since = n, time.time()
+        elif n >= 0 and time.time() - since >= quiet:
+            return
+        time.sleep(0.05)
+
+
+def open_page(path, url_base=None):
+    """Opens a page and waits for its first render; the problems logged so far are dropped."""
+    problems()
+    driver.get((url_base or base) + path)
+    wait_for(lambda: updates() >= 1, f"the first render of {path}")
+    return path
+
+
+def clean(what):
+    network_idle()
+    shown = js("const e = document.getElementById('error'); return e && !e.hidden ? e.textContent : ''")
+    p = problems()
+    return check(not p and not shown, f"{what}: loads with no console error", "; ".join(p + ([shown] if shown else [])))
+
+
+def move(name, value=None):
+    """Moves a slider (or sets a field) and waits for the page to draw the answer. With a value,
+    the input is set to it and gets the events a user's change fires; without one, the slider is
+    clicked with the mouse at 30% of its track, as a user would. Returns the input's new value."""
+    before = updates()
+    el = driver.find_element(By.CSS_SELECTOR, f'[name="{name}"]')
+    if value is None:
+        w = el.size["width"]
+        # Selenium 4 offsets are from the element's centre: 30% of the track is 20% left of it.
+        ActionChains(driver).move_to_element_with_offset(el, int(round(-0.2 * w)), 0).click().perform()
+    else:
+        js("""const el = arguments[0]; el.value = String(arguments[1]);
+              el.dispatchEvent(new Event('input', {bubbles: true}));
+              el.dispatchEvent(new Event('change', {bubbles: true}));""", el, value)
+    wait_for(lambda: updates() > before, f"a render after moving {name}")
+    network_idle()
+    return el.get_attribute("value")
+
+
+def eventually(test):
+    """Polls `test` (returns (ok, detail)) for up to 5 s: renders may still be landing."""
+    r = (False, "")
+    for _ in range(50):
+        r = test()
+        if r[0]:
+            return r
+        time.sleep(0.1)
+    return r
+
+
+def plot_data():
+    return js("return window.lab.plots.map(p => p.data())")
+
+
+def readouts():
+    return js("return Object.fromEntries([...document.querySelectorAll('[data-readout]')]"
+              ".map(e => [e.dataset.readout, e.textContent]))")
+
+
+def screenshot(name):
+    """A full-page PNG through the DevTools protocol (Selenium's own is the viewport only)."""
+    if not shots:
+        return
+    h = js("return Math.ceil(document.documentElement.scrollHeight)")
+    png = driver.execute_cdp_cmd("Page.captureScreenshot", {
+        "captureBeyondViewport": True, "clip": {"x": 0, "y": 0, "width": 1280, "height": h, "scale": 1}})
+    with open(os.path.join(shots, name), "wb") as f:
+        f.write(base64.b64decode(png["data"]))
+
+
+try:
+    # ---- index -------------------------------------------------------------------------------
+    catalogue = api("/api/explore")
+    open_page("/")
+    clean("index")
+    links = js("return document.querySelectorAll('#illustrations a').length")
+    check(links == len(catalogue) and len(catalogue) == 8, "index links the eight illustrations", f"{links} links")
+
+    # ---- each illustration: move one slider, read the engine's values back -------------------
+    for ill in catalogue:
+        name = ill["name"]
+        open_page(f"/explore.html?name={name}")
+        clean(f"explore {name}")
+        p = next(q for q in ill["parameters"] if q["kind"] != "choice")
+        value = move(p["name"])
+        params = js("return Object.fromEntries([...document.querySelectorAll('.controls [name]')].map(i => [i.name, i.value]))")
+        engine = api(f"/api/explore/{name}?{urllib.parse.urlencode(params)}")
+        defaults = api(f"/api/explore/{name}")
+
+        def readouts_match():
+            texts = readouts()
+            bad = [f"{r['key']}: page '{texts.get(r['key'])}' engine '{r['text']}'"
+                   for r in engine["readouts"] if texts.get(r["key"]) != r["text"]]
+            return not bad, "; ".join(bad)
+        ok, detail = eventually(readouts_match)
+        check(ok, f"explore {name}: {p['name']} = {value}: every readout is the engine's", detail)
+        want = [[[[finite(v) for v in s["x"]], [finite(v) for v in s["y"]]] for s in pl["series"]] for pl in engine["plots"]]
+        check(same(plot_data(), want), f"explore {name}: both plots draw the engine's data")
+        calc = js("return document.querySelector('.calculation p').textContent")
+        check(calc == engine["calculation"], f"explore {name}: the calculation is the engine's, with the current numbers")
+        changed = not same(engine["readouts"], defaults["readouts"]) and not same(engine["plots"], defaults["plots"])
+        check(changed, f"explore {name}: moving {p['name']} changed a readout and a plot")
+        katex = js("return document.querySelectorAll('.equations .katex').length")
+        check(katex >= len(engine["equations"]), f"explore {name}: {len(engine['equations'])} equations typeset")
+        driver.find_element(By.CSS_SELECTOR, '[data-reveal="predict"]').click()
+        driver.find_element(By.CSS_SELECTOR, '[data-reveal="check"]').click()
+        answers = js("return [...document.querySelectorAll('[data-answer]')].map(e => !e.hidden && e.textContent)")
+        check(answers[0] == engine["predict_first"]["answer"] and str(answers[1]).startswith(engine["check"]["answer"]),
+              f"explore {name}: predict-first and check answers revealed")
+        if name == "memory-decay":
+            screenshot("illustration.png")
+
+    # The address carries the values: a shared link opens on them.
+    open_page("/explore.html?name=memory-decay&a=0.5")
+    clean("explore memory-decay?a=0.5")
+    engine = api("/api/explore/memory-decay?a=0.5")
+    shown = js("return [document.querySelector('[name=\"a\"]').value,"
+               " document.querySelector('[data-readout=\"weight_lag3\"]').textContent]")
+    want = next(r["text"] for r in engine["readouts"] if r["key"] == "weight_lag3")
+    check(shown[0] == "0.5" and shown[1] == want, "explore: a link with a = 0.5 opens on a = 0.5", json.dumps(shown))
+
+    # ---- geometry ------------------------------------------------------------------------------
+    open_page("/regions.html")
+    clean("regions")
+    move("n", 101)
+    move("xmin", -5)
+    g = api("/api/regions?xmin=-5&xmax=10&ymin=-6&ymax=6&n=101")
+
+    def regions_match():
+        t = readouts()
+        def near(text, v):
+            return abs(js_number(text) - 100 * v) <= 1e-3 * max(1, 100 * v)
+        return (t.get("n") == "101 × 101" and near(t.get("internal_fraction"), g["internal_fraction"])
+                and near(t.get("external_fraction"), g["external_fraction"])
+                and near(t.get("both_fraction"), g["both_fraction"])), json.dumps(t, ensure_ascii=False)
+    ok, detail = eventually(regions_match)
+    check(ok, "regions: n = 101, xmin = -5: the shares are the engine's", detail)
+    move("xmin", -10)
+    move("n", 201)
+    screenshot("regions.png")
+
+    open_page("/phase.html")
+    clean("phase")
+    move("lx", 1.2)
+    ph = api("/api/phase?lx=1.2&ly=1.5&steps=30&starts=16&radius=1")
+
+    def phase_match():
+        fixed = js("return document.querySelector('[data-readout=\"fixed_point\"]').textContent")
+        want = [[[q[0] for q in t["points"]], [q[1] for q in t["points"]]] for t in ph["trajectories"]]
+        return fixed == ph["fixed_point"] and fixed == "repelling" and same(plot_data()[0], want), fixed
+    ok, detail = eventually(phase_match)
+    check(ok, "phase: lx = 1.2: the fixed point and every trajectory are the engine's", detail)
+
+    open_page("/anisotropy.html")
+    clean("anisotropy")
+    move("n", 500)
+    an = api("/api/anisotropy?n=500&sigma=0.5%2C1%2C2%2C4&seed=0")
+
+    def anisotropy_match():
+        cells = [js_number(t) for t in js("return [...document.querySelectorAll('[data-readout=\"log_range_mean\"]')]"
+                                          ".map(e => e.textContent)")]
+        want = [r["log_range"]["mean"] for r in an["rows"]]
+        return (len(cells) == len(want) and all(abs(c - w) <= 1e-3 * abs(w) for c, w in zip(cells, want)),
+                json.dumps(cells))
+    ok, detail = eventually(anisotropy_match)
+    check(ok, "anisotropy: n = 500: every mean log-range is the engine's", detail)
+
+    # ---- runs: the two shipped prefix-sums models overlaid ------------------------------------
+    names = ["prefix-sums-external-post", "prefix-sums-none-post"]
+    open_page(f"/runs.html?runs={','.join(names)}")
+    clean("runs")
+    listed = js("return document.querySelectorAll('table.runs tbody tr').length")
+    runs = api("/api/runs")
+    check(listed == len(runs["runs"]) and all(any(r["name"] == n for r in runs["runs"]) for n in names),
+          f"runs: lists the {len(runs['runs'])} runs of models/")
+    loss = [[m["loss"] for m in api(f"/api/runs/{n}")["metrics"]] for n in names]
+    drawn = plot_data()
+    check(len(drawn[0]) == 2 and same([s[1] for s in drawn[0]], loss),
+          "runs: the loss curves of both prefix-sums runs are overlaid, equal to metrics.jsonl")
+    screenshot("runs.png")
+    before = updates()
+    box = driver.find_element(By.CSS_SELECTOR, 'input[type=checkbox][name="sudoku-external-post"]')
+    if not box.is_selected():
+        box.click()
+    wait_for(lambda: updates() > before, "a render after ticking the sudoku run")
+    more = plot_data()
+    check(len(more[0]) == 3 and len(more[4]) >= 2, "runs: ticking the sudoku run adds its training curve and its eval.json curves")
+    clean("runs after overlaying three")
+
+    # ---- sweeps: the toy sweep's report.json as written ---------------------------------------
+    if server:
+        open_page("/sweeps.html")
+        clean("sweeps")
+        with open(os.path.join(sweeps, "toy", "report.json")) as f:
+            report = json.load(f)
+        cells = js("return [...document.querySelectorAll('table.paper.val tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))")
+
+        def cell_text(s):
+            return f"{s['mean']:.2f}" if s["n"] == 1 else f"{s['mean']:.2f} ± {s['standard_error']:.2f}"
+        want = [["pre", gr["recall"], cell_text(gr["val"]), f"{gr['paper_val']:.2f}"] for gr in report["groups"]]
+        check(same(cells, want), "sweeps: table 4 shows report.json's means, standard errors and the paper's values",
+              json.dumps([cells, want], ensure_ascii=False))
+        drawn = plot_data()
+        c = report["figure3"][0]
+        check(same(drawn[0], [[list(range(1, len(c["val"]) + 1)), c["val"]], [list(range(1, len(c["hard"]) + 1)), c["hard"]]]),
+              "sweeps: figure 3 is the autonomous group's mean curve of report.json")
+        check(same([s[1] for s in drawn[1]], [[p["rho"]["mean"]] for p in report["figure6"]]),
+              "sweeps: figure 6 is report.json's rho(Wx) per recall")
+        screenshot("sweeps-toy.png")
+
+    # ---- runs: eval.json and analysis.json drawn as written ------------------------------------
+    # A tiny untrained model gets an eval.json and an analysis.json from the command line; a
+    # second server shows it, and the page must draw exactly their numbers.
+    if server:
+        tmp = tempfile.mkdtemp(prefix="looplab-e2e-")
+        d = os.path.join(tmp, "tiny")
+        second = None
+        try:
+            run_cli("init", "--task", "prefix-sums", "--recall", "external", "--norm", "post", "--width", "16",
+                    "--heads", "2", "--seed", "1", "--out", d)
+            run_cli("eval", d, "--split", "val", "--iters", "1:12", "--count", "6")
+            run_cli("analyze", d, "--split", "val", "--count", "6", "--iters", "12", "--detail", "2")
+            second, url = start_server("--runs", tmp)
+            open_page("/runs.html", url)
+            network_idle()
+            p = problems()
+            check(not p, "runs with eval.json and analysis.json: loads with no console error", "; ".join(p))
+            with open(os.path.join(d, "eval.json")) as f:
+                ev = json.load(f)
+            with open(os.path.join(d, "analysis.json")) as f:
+                an = json.load(f)
+            drawn = plot_data()
+            v, a = ev["splits"]["val"], an["splits"]["val"]
+            check(same(drawn[4], [[v["iterations"], v["exact"]]]) and same(drawn[5], [[v["iterations"], v["per_position"]]])
+                  and same(drawn[7], [[v["iterations"], v["unchanged"]]]),
+                  "runs: accuracy and settled predictions against iterations are eval.json's")
+            check(same(drawn[8], [[a["accuracy"]["iterations"], a["accuracy"]["exact"]]]),
+                  "runs: the analysis plot is analysis.json's accuracy against iterations")
+            row = js("return [...document.querySelector('table.wide tbody tr').cells].map(c => c.textContent)")
+
+            def pct(x):
+                # JavaScript's `${Number((100 * x).toPrecision(3))}%`: three significant digits,
+                # trailing zeros dropped.
+                return f"{float(f'{100 * x:.3g}'):g}%"
+            check(row[1] == "val" and row[3] == pct(a["convergence"]["settle"]) and row[6] == pct(a["convergence"]["wander"]),
+                  "runs: the analysis table shows analysis.json's convergence classes", json.dumps(row))
+            screenshot("runs-analysis.png")
+        finally:
+            if second:
+                second.terminate()
+                second.wait()
+            shutil.rmtree(tmp, ignore_errors=True)
+except Exception as e:  # noqa: BLE001 -- any failure is one failed check with its cause
+    import traceback
+    check(False, "end-to-end run", "".join(traceback.format_exception(e)))
+finally:
+    driver.quit()
+    if server:
+        server.terminate()
+        server.wait()
+    shutil.rmtree(sweeps, ignore_errors=True)
+
+print(f"\n{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
