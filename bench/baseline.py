@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""PyTorch-eager baseline for bench/run: the benchmarked looped transformer written directly
-from SPEC section 1 (external recall, post norm; neighbourhood attention of window 5 on 1-D
-prefix sums, full attention on the 9x9 sudoku grid), the way a user of the paper's PyTorch
-code would run it: nn.Modules, eager mode, torch.optim.AdamW, clip_grad_norm_.
+"""PyTorch baseline for bench/run and scripts/gpu-check: the benchmarked looped transformer
+written directly from SPEC section 1 (external recall, post norm; neighbourhood attention of
+window 5 on 1-D prefix sums, full attention on the 9x9 sudoku grid), the way a user of the
+paper's PyTorch code would run it: nn.Modules, torch.optim.AdamW, clip_grad_norm_; eager, or
+with --compile the block iteration and the head under torch.compile (inductor, default mode:
+what `torch.compile(module)` gives), and with --autocast bfloat16 under torch.autocast
+(bfloat16 products over float32 weights, as the paper trained).
 
-  baseline.py step    --task T --batch B --n N --k K --reps R --threads P
-  baseline.py latency --task T --reps R --threads P [--batch B --positions L --width D --heads H]
+  baseline.py step    --task T --batch B --n N --k K --reps R --threads P [--compile] [--autocast bfloat16]
+  baseline.py latency --task T --reps R --threads P [--batch B --positions L --width D --heads H] [--compile] [--autocast bfloat16]
 
-Each prints one line `json: {...}` (median seconds), as `looplab bench step|latency` do.
+Each prints one line `json: {...}` (median seconds, and the seconds the warm-up took, which
+holds the compilation), as `looplab bench step|latency` do.
 """
+import contextlib
 import argparse
 import json
 import math
@@ -155,58 +160,84 @@ def sync(args):
         torch.cuda.synchronize()
 
 
+def compiled(model, args):
+    """(iterate, head): the model's block iteration and head, under torch.compile with --compile.
+    One graph per iteration, reused for every one of the n + k (with and without gradient)."""
+    if not args.compile:
+        return model.iterate, model.head
+    return torch.compile(model.iterate), torch.compile(model.head)
+
+
+def precision(args):
+    """The autocast context of --autocast (a no-op without it)."""
+    if args.autocast == "none":
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=args.device.split(":")[0], dtype=getattr(torch, args.autocast))
+
+
 def step_command(args):
     model, inputs, target = setup(args)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
 
+    iterate, head = compiled(model, args)
+
     def step():
         optimizer.zero_grad()
         x = None
-        if args.n > 0:  # n iterations without gradient (the paper's code: torch.no_grad)
-            with torch.no_grad():
-                x0 = model.projection(inputs)
+        with precision(args):
+            if args.n > 0:  # n iterations without gradient (the paper's code: torch.no_grad)
+                with torch.no_grad():
+                    x0 = model.projection(inputs)
+                    x = x0
+                    for _ in range(args.n):
+                        x = iterate(x, x0)
+            x0 = model.projection(inputs)
+            if x is None:
                 x = x0
-                for _ in range(args.n):
-                    x = model.iterate(x, x0)
-        x0 = model.projection(inputs)
-        if x is None:
-            x = x0
-        for _ in range(args.k):
-            x = model.iterate(x, x0)
-        logits = model.head(x)
-        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), target.reshape(-1))
+            for _ in range(args.k):
+                x = iterate(x, x0)
+            logits = head(x)
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), target.reshape(-1))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         sync(args)
 
+    start = time.perf_counter()
     for _ in range(args.warmup):
         step()
+    warmup = time.perf_counter() - start
     times = []
     for _ in range(args.reps):
         start = time.perf_counter()
         step()
         times.append(time.perf_counter() - start)
     return {"kind": "step", "task": args.task, "batch": args.batch, "n": args.n, "k": args.k,
-            "seconds": statistics.median(times), "times": times}
+            "seconds": statistics.median(times), "times": times, "warmup_seconds": warmup}
 
 
 def latency_command(args):
     model, inputs, _ = setup(args)
     model.eval()
-    with torch.inference_mode():
+    iterate, _ = compiled(model, args)
+    # torch.no_grad rather than inference_mode: compiled graphs refuse inference tensors made
+    # outside them; without gradient either way.
+    with torch.no_grad(), precision(args):
+        start = time.perf_counter()
         x0 = model.projection(inputs)
         x = x0
         for _ in range(10):
-            x = model.iterate(x, x0)
+            x = iterate(x, x0)
+        sync(args)
+        warmup = time.perf_counter() - start
         times = []
         for _ in range(args.reps):
             start = time.perf_counter()
-            x = model.iterate(x, x0)
+            x = iterate(x, x0)
             sync(args)
             times.append(time.perf_counter() - start)
     return {"kind": "latency", "task": args.task, "batch": args.batch, "positions": args.positions,
-            "attention": args.attention, "seconds": statistics.median(times)}
+            "attention": args.attention, "seconds": statistics.median(times), "warmup_seconds": warmup}
 
 
 def main():
@@ -226,7 +257,12 @@ def main():
     p.add_argument("--attention", default="auto", choices=["auto", "mask", "gather"],
                    help="neighbourhood window: a dense [L, L] mask or gathered keys (auto: gather above 64 tokens)")
     p.add_argument("--dtype", default="float32", choices=["float32", "float64", "bfloat16", "float16"])
+    p.add_argument("--compile", action="store_true", help="torch.compile the iteration and the head (inductor, default mode)")
+    p.add_argument("--autocast", default="none", choices=["none", "bfloat16", "float16"],
+                   help="torch.autocast to this dtype over float32 weights (--dtype float32)")
     args = p.parse_args()
+    if args.compile and args.warmup < 2:
+        args.warmup = 2  # the first steps compile (with and without gradient)
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     if args.attention == "auto":
@@ -236,6 +272,8 @@ def main():
     result = step_command(args) if args.command == "step" else latency_command(args)
     result["threads"] = torch.get_num_threads()
     result["torch"] = torch.__version__
+    result["mode"] = "compiled" if args.compile else "eager"
+    result["autocast"] = args.autocast
     print("json: " + json.dumps(result), flush=True)
 
 

@@ -7,8 +7,10 @@
 #include <memory>
 #include <string>
 
-#include "looplab/serve/server.h"
 #include "looplab/util/error.h"
+#ifndef LOOPLAB_NO_SERVE
+#include "looplab/serve/server.h"
+#endif
 
 #ifndef LOOPLAB_WEB_DIR
 #define LOOPLAB_WEB_DIR "web"
@@ -16,6 +18,13 @@
 
 namespace looplab::cli {
 
+#ifdef LOOPLAB_NO_SERVE
+Command add_serve(CLI::App& parent) {
+  auto* app = parent.add_subcommand("serve", "The web lab in a browser (not in this build)");
+  app->allow_extras();
+  return {app, [] { throw Error("this looplab was built without the web lab (-DLOOPLAB_SERVE=OFF)"); }};
+}
+#else
 Command add_serve(CLI::App& parent) {
   auto* app = parent.add_subcommand("serve", "The web lab in a browser: illustrations, geometry figures, runs");
   auto o = std::make_shared<serve::ServeOptions>();
@@ -42,5 +51,6 @@ Command add_serve(CLI::App& parent) {
             server.listen();
           }};
 }
+#endif
 
 }  // namespace looplab::cli

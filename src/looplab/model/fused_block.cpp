@@ -554,12 +554,24 @@ const T* data(const torch::Tensor& t) {
 // The dense products, row-major: oneDNN's sgemm for float32 where it was found at build time
 // (CMakeLists.txt: 1.5-2.5x OpenBLAS's rate at these thin shapes), ATen's otherwise.
 
+#ifdef LOOPLAB_HAVE_DNNL
+// LOOPLAB_DNNL=off sends the products to ATen's BLAS instead (OpenBLAS with Debian's LibTorch,
+// MKL inside the PyTorch wheel's): for measuring the one against the other in one build.
+bool use_dnnl() {
+  static const bool on = [] {
+    const char* e = std::getenv("LOOPLAB_DNNL");
+    return !(e && std::strcmp(e, "off") == 0);
+  }();
+  return on;
+}
+#endif
+
 // op(A) op(B) (+ bias on every row), op transposing where asked.
 torch::Tensor product(const torch::Tensor& A, bool ta, const torch::Tensor& B, bool tb,
                       const torch::Tensor& bias = {}) {
-  const int64_t m = A.size(ta ? 1 : 0), k = A.size(ta ? 0 : 1), n = B.size(tb ? 0 : 1);
+  [[maybe_unused]] const int64_t m = A.size(ta ? 1 : 0), k = A.size(ta ? 0 : 1), n = B.size(tb ? 0 : 1);
 #ifdef LOOPLAB_HAVE_DNNL
-  if (A.scalar_type() == torch::kFloat32) {
+  if (A.scalar_type() == torch::kFloat32 && use_dnnl()) {
     torch::Tensor C = bias.defined() ? bias.expand({m, n}).contiguous() : torch::empty({m, n}, A.options());
     const torch::Tensor a = A.contiguous(), b = B.contiguous();
     if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a.data_ptr<float>(), ta ? m : k,
@@ -775,7 +787,7 @@ void tile_linear(const T* A, int64_t m, const torch::Tensor& W, const torch::Ten
 #ifdef LOOPLAB_HAVE_DNNL
   if constexpr (std::is_same_v<T, float>) {
     // Inside a parallel region oneDNN (like OpenBLAS) runs on the calling thread alone.
-    if (dnnl_sgemm('N', 'T', m, n, k, 1.0f, A, k, W.data_ptr<float>(), k, bias ? 1.0f : 0.0f, C, n) == dnnl_success)
+    if (use_dnnl() && dnnl_sgemm('N', 'T', m, n, k, 1.0f, A, k, W.data_ptr<float>(), k, bias ? 1.0f : 0.0f, C, n) == dnnl_success)
       return;
   }
 #endif
