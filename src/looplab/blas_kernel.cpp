@@ -29,14 +29,18 @@ std::string env(const char* name) {
 
 bool same(const std::string& a, const std::string& b) { return strcasecmp(a.c_str(), b.c_str()) == 0; }
 
+// A BLAS's string without its trailing blanks ("" for none).
+std::string trimmed(const char* s) {
+  std::string out = s ? s : "";
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
 // OpenBLAS's own functions, looked up at run time: another BLAS may be linked instead.
 std::string openblas_string(const char* symbol) {
   using Fn = char* (*)();
   const auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, symbol));
-  const char* s = fn ? fn() : nullptr;
-  std::string out = s ? s : "";
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
+  return trimmed(fn ? fn() : nullptr);
 }
 
 uint64_t xgetbv0() {
@@ -131,9 +135,7 @@ std::string mkl_version() {
   if (!fn) return "";
   char buf[256] = {};
   fn(buf, sizeof buf - 1);
-  std::string out = buf;
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
+  return trimmed(buf);
 }
 
 BlasState blas_state() {
