@@ -54,7 +54,7 @@ DATA="$TMP/puzzles.csv"
 expect_ok "train chess" "$LOOPLAB" train "${TINY[@]}" --data-file "$DATA" --out "$TMP/run"
 expect_ok "eval chess" "$LOOPLAB" eval "$TMP/run" --split val,hard --iters 1:4
 grep -q "^hard (6 examples, 64 positions)" "$TMP/out" && ok || bad "eval chess: $(cat "$TMP/out")"
-expect_error "too few easy puzzles" "12 puzzles rated below 1600, need 20 for train + 4 for val" \
+expect_error "too few easy puzzles" "12 puzzles rated 1600 or below, need 20 for train + 4 for val" \
   "$LOOPLAB" train --task chess --width 16 --heads 2 --epochs 1 --train-count 20 --val-count 4 \
   --data-file "$TMP/puzzles.csv" --out "$TMP/run2"
 expect_ok "solve --fen" "$LOOPLAB" solve "$TMP/run" --fen "r6k/pp2r2p/4Rp1Q/3p4/8/1N1P2R1/PqP3PP/7K w - - 0 25" --iters 4

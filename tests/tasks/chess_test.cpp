@@ -225,3 +225,218 @@ TEST_F(LichessFile, EachKindOfBadRowNamesItsLine) {
 
 }  // namespace
 }  // namespace looplab::chess
+
+// --- The encoding as the model sees it (SPEC section 3, issue 33 point 4) -------------------
+// Grid row 0 = rank 8 (row = 7 - rank, column = file), as the released code's chess_data.py;
+// planes 0-5 the side to move's P N B R Q K, 6-11 the opponent's. Every expected cell below is
+// worked out by hand from the FEN, not by the code under test.
+#include <algorithm>
+
+#include "looplab/tasks/registry.h"
+
+namespace looplab::chess {
+namespace {
+
+// The planes set at (row, column) of the first example: a list of plane numbers.
+std::vector<int> planes_at(const Examples& e, int row, int col) {
+  std::vector<int> out;
+  for (int p = 0; p < 12; ++p)
+    if (e.inputs[(row * 8 + col) * 12 + p] != 0) out.push_back(p);
+  return out;
+}
+float plane_total(const Examples& e) {
+  float n = 0;
+  for (int64_t i = 0; i < 64 * 12; ++i) n += e.inputs[i];
+  return n;
+}
+
+// Black: knight b8, king e8, rook h8 (rank 8); white: pawn d2, rook a1, king g1 (or c1).
+TEST(ChessEncoding, WhiteToMoveRank8InRow0) {
+  const Examples e = looplab::task("chess").encode_query("1n2k2r/8/8/8/8/8/3P4/R5K1 w - - 0 1");
+  ASSERT_EQ(e.positions, 64);
+  ASSERT_EQ(e.channels, 12);
+  EXPECT_EQ(plane_total(e), 6);
+  EXPECT_EQ(planes_at(e, 0, 1), std::vector<int>{7});   // b8: the opponent's knight
+  EXPECT_EQ(planes_at(e, 0, 4), std::vector<int>{11});  // e8: the opponent's king
+  EXPECT_EQ(planes_at(e, 0, 7), std::vector<int>{9});   // h8: the opponent's rook
+  EXPECT_EQ(planes_at(e, 6, 3), std::vector<int>{0});   // d2: own pawn
+  EXPECT_EQ(planes_at(e, 7, 0), std::vector<int>{3});   // a1: own rook
+  EXPECT_EQ(planes_at(e, 7, 6), std::vector<int>{5});   // g1: own king (files e-h: no mirror)
+}
+
+TEST(ChessEncoding, BlackToMoveFlipsRanksAndSwapsColours) {
+  // Black to move: rotated by 180 degrees (b8 -> g1, e8 -> d1, ...), colours swapped, then
+  // mirrored because the mover's king landed on d1: together the ranks flip and files stay.
+  const Examples e = looplab::task("chess").encode_query("1n2k2r/8/8/8/8/8/3P4/R5K1 b - - 0 1");
+  EXPECT_EQ(plane_total(e), 6);
+  EXPECT_EQ(planes_at(e, 7, 1), std::vector<int>{1});   // black's knight b8, now own, bottom row
+  EXPECT_EQ(planes_at(e, 7, 4), std::vector<int>{5});   // black's king e8: own king
+  EXPECT_EQ(planes_at(e, 7, 7), std::vector<int>{3});   // black's rook h8: own rook
+  EXPECT_EQ(planes_at(e, 1, 3), std::vector<int>{6});   // white's pawn d2: the opponent's, row 1
+  EXPECT_EQ(planes_at(e, 0, 0), std::vector<int>{9});   // white's rook a1: top row
+  EXPECT_EQ(planes_at(e, 0, 6), std::vector<int>{11});  // white's king g1
+}
+
+TEST(ChessEncoding, KingOnTheQueenSideMirrorsTheFiles) {
+  // White to move with its king on c1 (file c): files mirrored, a <-> h, b <-> g, ...
+  const Examples e = looplab::task("chess").encode_query("1n2k2r/8/8/8/8/8/3P4/R1K5 w - - 0 1");
+  EXPECT_EQ(plane_total(e), 6);
+  EXPECT_EQ(planes_at(e, 0, 6), std::vector<int>{7});   // b8 knight -> column 6
+  EXPECT_EQ(planes_at(e, 0, 3), std::vector<int>{11});  // e8 king -> column 3
+  EXPECT_EQ(planes_at(e, 0, 0), std::vector<int>{9});   // h8 rook -> column 0
+  EXPECT_EQ(planes_at(e, 6, 4), std::vector<int>{0});   // d2 pawn -> column 4
+  EXPECT_EQ(planes_at(e, 7, 7), std::vector<int>{3});   // a1 rook -> column 7
+  EXPECT_EQ(planes_at(e, 7, 5), std::vector<int>{5});   // c1 king -> column 5
+}
+
+// The two target cells of each example of a split, sorted.
+std::vector<std::vector<int>> target_cells(const Examples& e) {
+  std::vector<std::vector<int>> out;
+  for (int64_t i = 0; i < e.count; ++i) {
+    std::vector<int> cells;
+    for (int c = 0; c < 64; ++c)
+      if (e.targets[i * 64 + c] == 1) cells.push_back(c);
+    out.push_back(cells);
+  }
+  return out;
+}
+
+// Lichess's puzzle 00008 after Moves[0] (Bxg3): white to move, king h1, no mirror.
+const char* k00008 = "r6k/pp2r2p/4Rp1Q/3p4/8/1N1P2R1/PqP2bPP/7K b - - 0 24";
+std::string lichess_row(const std::string& id, const std::string& fen, const std::string& moves, int rating) {
+  return id + "," + fen + "," + moves + "," + std::to_string(rating) + ",0,0,0,t,,\n";
+}
+
+TEST_F(LichessFile, TargetsAndPiecesOnTheGrid) {
+  const std::string path =
+      write("t.csv", std::string(kHeader) + "\n" + lichess_row("a", k00008, "f2g3 e6e7", 1000) +
+                         lichess_row("b", "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1", "e2e4 e8d7", 1000));
+  DataOptions d = looplab::task("chess").default_data();
+  d.train_file = path;
+  const Examples e = looplab::task("chess").load(d, "train");
+  ASSERT_EQ(e.count, 2);
+  // Re6-e7: e6 = row 2, column 4 (cell 20); e7 = row 1, column 4 (cell 12).
+  // Black's Ke8-d7, ranks flipped: e8 -> e1 = row 7, column 4 (cell 60); d7 -> d2 = cell 51.
+  EXPECT_EQ(target_cells(e), (std::vector<std::vector<int>>{{12, 20}, {51, 60}}));
+  const float* x = e.inputs.data();
+  EXPECT_EQ(x[0 * 12 + 9], 1);   // a8: black's rook (the opponent's), cell 0
+  EXPECT_EQ(x[7 * 12 + 11], 1);  // h8: black's king, cell 7
+  EXPECT_EQ(x[63 * 12 + 5], 1);  // h1: white's king, cell 63
+  EXPECT_EQ(x[46 * 12 + 8], 1);  // g3: black's bishop after Moves[0], cell 46
+}
+
+// --- The rating bands: train and val at most 1600, hard 1601-2000 ---------------------------
+
+TEST_F(LichessFile, SplitBoundariesAt1600And2000) {
+  // Five solutions of one position, told apart by their squares, rated across the boundaries.
+  const std::string path = write(
+      "r.csv", std::string(kHeader) + "\n" + lichess_row("r1599", k00008, "f2g3 e6e7", 1599) +
+                   lichess_row("r1600", k00008, "f2g3 e6f6", 1600) + lichess_row("r1601", k00008, "f2g3 h2g3", 1601) +
+                   lichess_row("r2000", k00008, "f2g3 b3d4", 2000) + lichess_row("r2001", k00008, "f2g3 h6f6", 2001));
+  const Task& chess = looplab::task("chess");
+  DataOptions d = chess.default_data();
+  d.data_file = path;
+  d.train_count = 1, d.val_count = 1, d.hard_count = 2;
+  // Cells by hand: e6 20, e7 12, f6 21, h2 55, g3 46, b3 41, d4 35.
+  auto easy = target_cells(chess.load(d, "train"));
+  const auto val = target_cells(chess.load(d, "val"));
+  easy.insert(easy.end(), val.begin(), val.end());
+  std::sort(easy.begin(), easy.end());
+  EXPECT_EQ(easy, (std::vector<std::vector<int>>{{12, 20}, {20, 21}}));  // 1599 and 1600
+  auto hard = target_cells(chess.load(d, "hard"));
+  std::sort(hard.begin(), hard.end());
+  EXPECT_EQ(hard, (std::vector<std::vector<int>>{{35, 41}, {46, 55}}));  // 2000 and 1601
+  // Two puzzles in each band, so asking for three is an error naming the band.
+  d.train_count = 2;
+  d.hard_count = 3;
+  try {
+    chess.load(d, "val");  // train's 2 fit; val comes after them
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), path + ": 2 puzzles rated 1600 or below, need 2 for train + 1 for val");
+  }
+  try {
+    chess.load(d, "hard");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), path + ": 2 puzzles rated 1601-2000, need 3 for hard");
+  }
+}
+
+// --- Decoding the model's two squares back into a move of the original board ---------------
+
+// The answer describe_answer gets when the model marks exactly `cells` (the first the likelier).
+std::string move_of(const std::string& fen, int first, int second) {
+  std::vector<int64_t> answer(64, 0);
+  std::vector<float> logits(128, 0.0f);
+  answer[first] = answer[second] = 1;
+  logits[first * 2 + 1] = 2;
+  logits[second * 2 + 1] = 1;
+  const std::string text = looplab::task("chess").describe_answer(fen, answer, logits, 7);
+  const std::string key = "model's move after 7 iterations: ";
+  const size_t at = text.find(key);
+  if (at == std::string::npos) return "no move in: " + text;
+  const size_t end = text.find('\n', at);
+  const std::string legal = text.substr(end + 1, text.find('\n', end + 1) - end - 1);
+  return text.substr(at + key.size(), end - at - key.size()) + (legal == "legal: yes" ? "" : " (" + legal + ")");
+}
+
+TEST(ChessDecoding, HandPickedCellsGiveTheMove) {
+  // White, no mirror: e6 = cell 20, e7 = cell 12 (either order of the logits).
+  // (The position of puzzle 00008 after Bxg3.)
+  const std::string after = "r6k/pp2r2p/4Rp1Q/3p4/8/1N1P2b1/PqP3PP/7K w - - 0 25";
+  EXPECT_EQ(move_of(after, 20, 12), "e6e7");
+  EXPECT_EQ(move_of(after, 12, 20), "e6e7");
+  EXPECT_EQ(move_of(after, 55, 46), "h2g3");
+  // Black to move, ranks flipped: cell 60 = e1 on the grid = black's e8; cell 51 = d2 = d7.
+  EXPECT_EQ(move_of("4k3/8/8/8/4P3/8/8/4K3 b - - 0 1", 60, 51), "e8d7");
+  // White king on c1, files mirrored: a1 is cell 63, a8 cell 7.
+  EXPECT_EQ(move_of("1n2k2r/8/8/8/8/8/3P4/R1K5 w - - 0 1", 63, 7), "a1a8");
+}
+
+TEST_F(LichessFile, EveryLegalMoveSurvivesEncodeAndDecode) {
+  // Positions before the opponent's move: after it, white or black to move, with the mover's
+  // king on either side (and a promotion, castling and en passant among the moves).
+  struct Start {
+    std::string fen, opponent;
+  };
+  const std::vector<Start> starts = {
+      {k00008, "f2g3"},                                                    // white, king h1
+      {"r3k2r/1P6/8/8/8/8/6p1/R3K2R b KQkq - 0 1", "a8a7"},                // white, king e1, castling both ways
+      {"r3k2r/1P6/8/8/8/8/6p1/R3K2R w KQkq - 0 1", "a1a2"},                // black, king e8, promotions
+      {"2k5/8/8/8/3p4/8/4P3/K7 w - - 0 1", "e2e4"},                        // black, king c8, en passant
+      {"1k6/8/8/8/8/8/1p6/4K2R b K - 0 1", "b8a8"},                        // white, king e1
+      {"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", "g1f3"},  // black, king e8
+  };
+  std::string text = std::string(kHeader) + "\n";
+  std::vector<std::string> fens, moves;
+  for (const Start& s : starts) {
+    const Board before = parse_fen_or_throw(s.fen, "start");
+    Move m0;
+    std::string why;
+    ASSERT_TRUE(parse_uci(before, s.opponent, m0, why)) << why;
+    const Board after = make_move(before, m0);
+    for (const Move& m : legal_moves(after)) {
+      if (m.promotion != kNone && m.promotion != kQueen) continue;  // the decoder reads a queen's
+      text += lichess_row("m", s.fen, s.opponent + " " + to_uci(m), 1000);
+      fens.push_back(to_fen(after));
+      moves.push_back(to_uci(m));
+    }
+  }
+  DataOptions d = looplab::task("chess").default_data();
+  d.train_file = write("all.csv", text);
+  const Examples e = looplab::task("chess").load(d, "train");
+  ASSERT_EQ(e.count, static_cast<int64_t>(moves.size()));
+  ASSERT_GT(e.count, 100);
+  for (int64_t i = 0; i < e.count; ++i) {
+    std::vector<int> cells;
+    for (int c = 0; c < 64; ++c)
+      if (e.targets[i * 64 + c] == 1) cells.push_back(c);
+    ASSERT_EQ(cells.size(), 2u) << moves[i];
+    EXPECT_EQ(move_of(fens[i], cells[0], cells[1]), moves[i]) << fens[i];
+    EXPECT_EQ(move_of(fens[i], cells[1], cells[0]), moves[i]) << fens[i];
+  }
+}
+
+}  // namespace
+}  // namespace looplab::chess

@@ -283,3 +283,172 @@ TEST(SudokuSplit, EightiethPercentileCut) {
 
 }  // namespace
 }  // namespace looplab::sudoku
+
+// --- The two sudoku-extreme files, split as the paper's released code does (issue 33 point 5) --
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "looplab/tasks/registry.h"
+
+namespace looplab::sudoku {
+namespace {
+
+// A valid solution (Wikipedia's example); row i of a test file gets it with its digits shifted
+// by i (and transposed from i = 9 on), so every row is a different puzzle, told apart by its
+// answer. The question blanks every other cell.
+const char* kBaseSolution = "534678912672195348198342567859761423426853791713924856961537284287419635345286179";
+std::string answer_of_row(int i) {
+  std::string a(81, '0');
+  for (int c = 0; c < 81; ++c) {
+    const int from = i >= 9 ? (c % 9) * 9 + c / 9 : c;
+    a[c] = static_cast<char>('1' + (kBaseSolution[from] - '1' + i) % 9);
+  }
+  return a;
+}
+std::string question_of(const std::string& answer) {
+  std::string q = answer;
+  for (int c = 0; c < 81; c += 2) q[c] = '.';
+  return q;
+}
+
+// A CSV whose line k + 2 (line 1 is the header) has rating ratings[k]; `answers` receives the
+// answer of each line by its number.
+std::string extreme_csv(const std::vector<int>& ratings, std::map<std::string, int>& answers) {
+  std::string text = "source,question,answer,rating\n";
+  for (size_t k = 0; k < ratings.size(); ++k) {
+    const int line = static_cast<int>(k) + 2;
+    const std::string a = answer_of_row(static_cast<int>(k));
+    answers[a] = line;
+    text += "line" + std::to_string(line) + "," + question_of(a) + "," + a + "," + std::to_string(ratings[k]) + "\n";
+  }
+  return text;
+}
+
+// The file lines the examples of a split came from, in the split's order.
+std::vector<int> lines_of(const Examples& e, const std::map<std::string, int>& answers) {
+  std::vector<int> out;
+  for (int64_t i = 0; i < e.count; ++i) {
+    std::string a(81, '0');
+    for (int c = 0; c < 81; ++c) a[c] = static_cast<char>('0' + e.targets[i * 81 + c]);
+    const auto it = answers.find(a);
+    out.push_back(it == answers.end() ? -1 : it->second);
+  }
+  return out;
+}
+std::set<int> set_of(const std::vector<int>& v) { return {v.begin(), v.end()}; }
+
+// train.csv: 15 ratings, sorted 0 1 2 3 4 5 6 7 8 9 12 13 20 40 50. numpy.percentile(..., 80):
+// h = 14 * 0.8 = 11.2, so 13 + 0.2 * (20 - 13) = 14.4; the nearest rank (the 12th smallest) is 13.
+const std::vector<int> kTrainRatings = {40, 13, 0, 50, 7, 12, 20, 1, 9, 2, 3, 8, 4, 5, 6};  // lines 2..16
+// test.csv: 14 and 13 are hard by the nearest rank only; 30, 15, 100, 20 are hard by both.
+const std::vector<int> kTestRatings = {14, 2, 13, 30, 15, 0, 100, 20};  // lines 2..9
+
+TEST(SudokuExtreme, InterpolatedPercentileAsNumpy) {
+  EXPECT_DOUBLE_EQ(interpolated_percentile({4, 1, 3, 2}, 0.5), 2.5);  // numpy.percentile([1,2,3,4], 50)
+  EXPECT_DOUBLE_EQ(interpolated_percentile({0, 10}, 0.8), 8.0);
+  EXPECT_DOUBLE_EQ(interpolated_percentile({50, 15, 40, 20, 35}, 0.4), 29.0);  // h = 1.6: 20 + 0.6 * 15
+  EXPECT_DOUBLE_EQ(interpolated_percentile({7}, 0.8), 7.0);
+  EXPECT_DOUBLE_EQ(interpolated_percentile({3, 9, 1}, 0.0), 1.0);
+  EXPECT_DOUBLE_EQ(interpolated_percentile({3, 9, 1}, 1.0), 9.0);
+  std::vector<int64_t> train(kTrainRatings.begin(), kTrainRatings.end());
+  EXPECT_NEAR(interpolated_percentile(train, 0.8), 14.4, 1e-12);
+  EXPECT_EQ(percentile_of(train, 0.8), 13);  // looplab's own rule differs here
+}
+
+TEST_F(SudokuCsv, ExtremeFilesSplitAsTheReleasedCode) {
+  std::map<std::string, int> train_lines, test_lines;
+  const std::string train = write("train.csv", extreme_csv(kTrainRatings, train_lines));
+  const std::string test = write("test.csv", extreme_csv(kTestRatings, test_lines));
+  ASSERT_EQ(train_lines.size(), kTrainRatings.size());  // every row a different puzzle
+  EXPECT_NEAR(file_rating_percentile(train, 0.8), 14.4, 1e-12);
+
+  const Task& sudoku = looplab::task("sudoku");
+  DataOptions d = sudoku.default_data();
+  d.data_file = train;
+  d.hard_file = test;
+  d.train_count = 4, d.val_count = 2, d.hard_count = 3;
+  // Rated below 14.4, in file order: lines 3 (13) 4 (0) 6 (7) 7 (12) 9 (1) 10 (9) 11 12 13 14 15 16.
+  // Train + val are the first six of them, partitioned at random.
+  for (uint64_t seed : {0, 1, 2}) {
+    d.seed = seed;
+    const std::vector<int> t = lines_of(sudoku.load(d, "train"), train_lines);
+    const std::vector<int> v = lines_of(sudoku.load(d, "val"), train_lines);
+    EXPECT_EQ(t.size(), 4u);
+    EXPECT_EQ(v.size(), 2u);
+    std::set<int> both = set_of(t);
+    both.insert(v.begin(), v.end());
+    EXPECT_EQ(both, (std::set<int>{3, 4, 6, 7, 9, 10})) << "seed " << seed;  // and so disjoint
+  }
+  // Hard: the first three of test.csv rated at least 14.4, in file order (30, 15, 100).
+  EXPECT_EQ(lines_of(sudoku.load(d, "hard"), test_lines), (std::vector<int>{5, 6, 8}));
+  d.hard_count = 4;
+  EXPECT_EQ(lines_of(sudoku.load(d, "hard"), test_lines), (std::vector<int>{5, 6, 8, 9}));
+  // Every easy row, then one too many.
+  d.train_count = 10, d.val_count = 2;
+  std::set<int> all = set_of(lines_of(sudoku.load(d, "train"), train_lines));
+  for (int line : lines_of(sudoku.load(d, "val"), train_lines)) all.insert(line);
+  EXPECT_EQ(all, (std::set<int>{3, 4, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16}));
+  d.val_count = 3;
+  try {
+    sudoku.load(d, "val");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), train + ": 12 puzzles rated below 14.4 (the 80th percentile of train.csv's "
+                                             "ratings, interpolated), need 10 for train + 3 for val");
+  }
+  d.hard_count = 5;
+  try {
+    sudoku.load(d, "hard");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), test + ": 4 puzzles rated at or above 14.4 (the 80th percentile of train.csv's "
+                                            "ratings, interpolated), need 5 for hard");
+  }
+}
+
+TEST_F(SudokuCsv, OneDataFileKeepsLooplabsRule) {
+  // train.csv alone: the nearest-rank cut 13, random draws from each band. Rated 13 or more:
+  // lines 2 (40), 3 (13), 5 (50), 8 (20).
+  std::map<std::string, int> lines;
+  DataOptions d = looplab::task("sudoku").default_data();
+  d.data_file = write("train.csv", extreme_csv(kTrainRatings, lines));
+  d.train_count = 4, d.val_count = 2, d.hard_count = 4;
+  EXPECT_EQ(set_of(lines_of(looplab::task("sudoku").load(d, "hard"), lines)), (std::set<int>{2, 3, 5, 8}));
+}
+
+TEST_F(SudokuCsv, ExtremeFilesBadRowsNameFileLineAndField) {
+  std::map<std::string, int> lines;
+  std::string text = extreme_csv(kTrainRatings, lines);
+  // A rating past the rows taken is still read (the cut needs every rating).
+  const std::string bad_rating = write("bad_rating.csv", text + "x," + question_of(answer_of_row(0)) + "," +
+                                                             answer_of_row(0) + ",many\n");
+  try {
+    file_rating_percentile(bad_rating, 0.8);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), bad_rating + ":17: field 'rating': 'many' is not a non-negative integer");
+  }
+  // With skip_bad the row is left out of the cut.
+  EXPECT_NEAR(file_rating_percentile(bad_rating, 0.8, true), 14.4, 1e-12);
+  // A bad answer in a row that is taken (line 3, rated 13, the first easy one).
+  std::string wrong = answer_of_row(1);
+  std::swap(wrong[0], wrong[1]);
+  const size_t at = text.find(answer_of_row(1) + ",13");
+  ASSERT_NE(at, std::string::npos);
+  const std::string bad_answer = write("bad_answer.csv", text.replace(at, 81, wrong));
+  try {
+    first_rated(bad_answer, 6, 14.4, true);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(bad_answer + ":3: field 'answer': ", 0), 0u) << e.what();
+  }
+  const Dataset skipped = first_rated(bad_answer, 6, 14.4, true, true);
+  EXPECT_EQ(skipped.skipped, 1);
+  ASSERT_EQ(skipped.puzzles.size(), 6u);
+  EXPECT_EQ(skipped.puzzles[0].source, "line4");
+  EXPECT_EQ(skipped.puzzles[5].source, "line11");
+}
+
+}  // namespace
+}  // namespace looplab::sudoku

@@ -23,7 +23,8 @@ struct ChessGeneratorOptions {
 };
 
 // The rating of a solution first found, and kept, at depth d: 1000 + 150 (d - 1), so depths
-// 1-4 are the easy band (< 1600) and 5-7 the hard one (1600-1900), as SPEC's split by rating.
+// 1-5 are the easy band (<= 1600) and 6-7 the hard one (1750-1900) of SPEC's split by rating
+// (train and val at most 1600, hard 1601-2000); depth 8 and more (2050+) fall outside both.
 int rating_for_depth(int depth);
 
 // Puzzle `index` of the collection of `seed` (a pure function of both and the options).

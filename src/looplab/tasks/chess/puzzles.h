@@ -24,13 +24,20 @@ struct PuzzleRow {
 
 // What the model sees: the position after Moves[0], oriented so that the side to move plays
 // "up" as white with its king on files e-h, as 12 piece planes; and the solution's squares in
-// the same orientation.
+// the same orientation. Indexed by board square (a1 = 0); the encoder lays them out on the
+// grid with grid_cell().
 struct Example {
   std::string id;
   int rating = 0;
   std::array<int8_t, 64> pieces{};  // oriented board: 0 empty, 1-6 own P N B R Q K, 9-14 the opponent's
   int from = 0, to = 0;             // oriented squares of Moves[1]
 };
+
+// The model's grid cell (row-major, 0..63) of a square: grid row 0 = rank 8, row = 7 - rank,
+// column = file, as the paper's released code (`chess_data.py`) lays out its planes. Squares
+// count from a1 and cells from a8, so cell = square ^ 56, and the map is its own inverse.
+inline int grid_cell(int square) { return (7 - rank_of(square)) * 8 + file_of(square); }
+inline int square_of_cell(int cell) { return grid_cell(cell); }
 
 // The orientation of SPEC section 3: if black is to move, rotate the board by 180 degrees (flip
 // ranks and files) and swap the colours; then mirror the files if the king of the side to move

@@ -1,6 +1,7 @@
-// Chess as a looplab task (SPEC section 3): 8x8 boards oriented for the side to move, 12 piece
-// planes, two classes per square (1 on the move's from and to squares), full attention; train
-// and val rated below 1600, hard 1600-2000 (Lichess puzzle files, plain or zstd).
+// Chess as a looplab task (SPEC section 3): 8x8 boards oriented for the side to move, grid row
+// 0 = rank 8 (as the paper's released code), 12 piece planes, two classes per square (1 on the
+// move's from and to squares), full attention; train and val rated at most 1600, hard 1601-2000
+// (Lichess puzzle files, plain or zstd).
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -16,11 +17,17 @@ namespace looplab {
 
 namespace {
 
-// 12 planes: the six own piece types (P N B R Q K), then the opponent's, of an oriented board.
+// The split bands of SPEC section 3, as the released code keeps them (min <= rating <= max):
+// train and val rated at most 1600, hard 1601-2000.
+constexpr int kEasyMax = 1600, kHardMin = 1601, kHardMax = 2000;
+
+// 12 planes: the six own piece types (P N B R Q K), then the opponent's, of an oriented board
+// (indexed by square), at the grid cell of each square (rank 8 in row 0).
 void encode_board(const std::array<int8_t, 64>& pieces, float* out) {
   for (int sq = 0; sq < 64; ++sq) {
     const int p = pieces[sq];
-    if (p != 0) out[sq * 12 + (chess::color_of(p) == chess::kWhite ? 0 : 6) + chess::type_of(p) - 1] = 1;
+    if (p != 0)
+      out[chess::grid_cell(sq) * 12 + (chess::color_of(p) == chess::kWhite ? 0 : 6) + chess::type_of(p) - 1] = 1;
   }
 }
 
@@ -30,8 +37,8 @@ Examples encode(const std::vector<chess::Example>& examples, const std::vector<i
   for (int64_t i = 0; i < e.count; ++i) {
     const chess::Example& x = examples[pick[i]];
     encode_board(x.pieces, e.input(i));
-    e.target(i)[x.from] = 1;
-    e.target(i)[x.to] = 1;
+    e.target(i)[chess::grid_cell(x.from)] = 1;
+    e.target(i)[chess::grid_cell(x.to)] = 1;
   }
   return e;
 }
@@ -54,9 +61,10 @@ class Chess : public Task {
   DataOptions default_data() const override { return puzzle_data(Task::default_data()); }
   Preset preset(const std::string& name) const override { return puzzle_preset(Task::preset(name), name); }
 
-  // Easy (train, val): rating below 1600; hard: 1600-2000. The database is ordered by puzzle id,
-  // effectively random, so the first puzzles of each band are a fair sample; they are shuffled
-  // with the data seed before train and val are cut.
+  // Easy (train, val): rating at most 1600; hard: 1601-2000 (both ends included, as the released
+  // code). The database is ordered by puzzle id, effectively random, so the first puzzles of
+  // each band are a fair sample; they are shuffled with the data seed before train and val are
+  // cut.
   Examples load(const DataOptions& s, const std::string& split) const override {
     s.count(split);  // checks the split's name
     chess::ReadOptions options;
@@ -70,12 +78,12 @@ class Chess : public Task {
       throw Error("chess: no puzzles given (a data file: a Lichess puzzle CSV or .csv.zst, e.g. from `looplab data chess`)");
     const std::string path = s.resolve(s.data_file);
     const bool hard = split == "hard";
-    options.min_rating = hard ? 1600 : 0;
-    options.max_rating = hard ? 2000 : 1599;
+    options.min_rating = hard ? kHardMin : 0;
+    options.max_rating = hard ? kHardMax : kEasyMax;
     options.limit = hard ? s.hard_count : s.train_count + s.val_count;
     const std::vector<chess::Example> band = chess::read_lichess(path, options).examples;
     return encode(band, pick_from_band(all_of(band.size()), s, split, path,
-                                       hard ? "puzzles rated 1600-2000" : "puzzles rated below 1600"));
+                                       hard ? "puzzles rated 1601-2000" : "puzzles rated 1600 or below"));
   }
 
   Examples synthetic(int64_t count, int64_t positions, uint64_t seed) const override {
@@ -102,8 +110,11 @@ class Chess : public Task {
               const std::string& out = text_value(v, "out");
               chess::write_lichess(out, rows);
               int64_t easy = 0, hard = 0;
-              for (const auto& r : rows) (r.rating < 1600 ? easy : r.rating <= 2000 ? hard : easy) += r.rating <= 2000;
-              std::printf("wrote %lld puzzles to %s in %.1f s on %d threads: %lld rated below 1600, %lld rated 1600-2000\n",
+              for (const auto& r : rows) {
+                easy += r.rating <= kEasyMax;
+                hard += r.rating >= kHardMin && r.rating <= kHardMax;
+              }
+              std::printf("wrote %lld puzzles to %s in %.1f s on %d threads: %lld rated 1600 or below, %lld rated 1601-2000\n",
                           static_cast<long long>(count), out.c_str(), progress.seconds(), options.threads,
                           static_cast<long long>(easy), static_cast<long long>(hard));
             }};
@@ -121,9 +132,9 @@ class Chess : public Task {
     return e;
   }
 
-  // The answer's two squares (the larger class-1 logit first), back in the board's own
-  // orientation; the move goes from the square holding a piece of the side to move, and a
-  // promotion is taken as a queen's.
+  // The answer's two squares (the larger class-1 logit first): grid cells back to squares of
+  // the oriented board, then back to the board's own orientation; the move goes from the square
+  // holding a piece of the side to move, and a promotion is taken as a queen's.
   std::string describe_answer(const std::string& fen, const std::vector<int64_t>& answer,
                               const std::vector<float>& logits, int64_t iters) const override {
     const chess::Board board = parse(fen);
@@ -132,12 +143,12 @@ class Chess : public Task {
     chess::orient(board, &map);
     std::array<int, 64> back;
     for (int sq = 0; sq < 64; ++sq) back[map[sq]] = sq;
-    std::vector<int> squares;
-    for (int sq = 0; sq < 64; ++sq)
-      if (answer[sq] == 1) squares.push_back(sq);
-    std::stable_sort(squares.begin(), squares.end(), [&](int x, int y) { return logits[x * 2 + 1] > logits[y * 2 + 1]; });
-    if (squares.size() != 2) throw Error("chess: the answer marks " + std::to_string(squares.size()) + " squares, not 2");
-    const int a = back[squares[0]], b = back[squares[1]];
+    std::vector<int> cells;
+    for (int cell = 0; cell < 64; ++cell)
+      if (answer[cell] == 1) cells.push_back(cell);
+    std::stable_sort(cells.begin(), cells.end(), [&](int x, int y) { return logits[x * 2 + 1] > logits[y * 2 + 1]; });
+    if (cells.size() != 2) throw Error("chess: the answer marks " + std::to_string(cells.size()) + " squares, not 2");
+    const int a = back[chess::square_of_cell(cells[0])], b = back[chess::square_of_cell(cells[1])];
     auto find = [&](int from, int to) -> const chess::Move* {
       for (const chess::Move& m : legal)
         if (m.from == from && m.to == to && (m.promotion == chess::kNone || m.promotion == chess::kQueen)) return &m;

@@ -23,34 +23,103 @@ bool parse_rating(const std::string& s, int64_t& out) {
   return true;
 }
 
+const std::vector<std::string> kColumns = {"source", "question", "answer", "rating"};
+
+// Each check of a row: true, or false with `why`.
+bool fields_ok(const CsvReader& csv, std::string& why) {
+  if (csv.field_count() == csv.column_count()) return true;
+  why = "expected " + std::to_string(csv.column_count()) + " fields, got " + std::to_string(csv.field_count());
+  return false;
+}
+
+bool read_rating(const CsvReader& csv, int64_t& rating, std::string& why) {
+  if (!parse_rating(csv.field("rating"), rating)) {
+    why = "field 'rating': '" + csv.field("rating") + "' is not a non-negative integer";
+    return false;
+  }
+  return true;
+}
+
+bool read_grids(const CsvReader& csv, Puzzle& row, std::string& why) {
+  if (!parse_grid(csv.field("question"), row.question, why)) {
+    why = "field 'question': " + why;
+  } else if (!parse_grid(csv.field("answer"), row.answer, why)) {
+    why = "field 'answer': " + why;
+  } else if (!is_solution_of(row.question, row.answer, &why)) {
+    why = "field 'answer': " + why;
+  } else {
+    row.source = csv.field("source");
+    return true;
+  }
+  return false;
+}
+
+// A bad row: an error naming its file and line, or counted in `skipped` with skip_bad.
+void bad_row(const CsvReader& csv, const std::string& why, bool skip_bad, int64_t& skipped) {
+  if (!skip_bad) throw Error(csv.where() + ": " + why);
+  ++skipped;
+}
+
 }  // namespace
 
 Dataset read_csv(const std::string& path, bool skip_bad) {
-  CsvReader csv(path, read_file(path), {"source", "question", "answer", "rating"});
+  CsvReader csv(path, read_file(path), kColumns);
   Dataset d;
   while (csv.next()) {
     std::string why;
     Puzzle row;
-    if (csv.field_count() != csv.column_count()) {
-      why = "expected " + std::to_string(csv.column_count()) + " fields, got " + std::to_string(csv.field_count());
-    } else if (!parse_grid(csv.field("question"), row.question, why)) {
-      why = "field 'question': " + why;
-    } else if (!parse_grid(csv.field("answer"), row.answer, why)) {
-      why = "field 'answer': " + why;
-    } else if (!is_solution_of(row.question, row.answer, &why)) {
-      why = "field 'answer': " + why;
-    } else if (!parse_rating(csv.field("rating"), row.rating)) {
-      why = "field 'rating': '" + csv.field("rating") + "' is not a non-negative integer";
-    }
-    if (!why.empty()) {
-      if (!skip_bad) throw Error(csv.where() + ": " + why);
-      ++d.skipped;
-      continue;
-    }
-    row.source = csv.field("source");
-    d.puzzles.push_back(std::move(row));
+    if (fields_ok(csv, why) && read_grids(csv, row, why) && read_rating(csv, row.rating, why))
+      d.puzzles.push_back(std::move(row));
+    else
+      bad_row(csv, why, skip_bad, d.skipped);
   }
   if (d.puzzles.empty()) throw Error(path + ": no puzzles after the header");
+  return d;
+}
+
+double interpolated_percentile(std::vector<int64_t> values, double p) {
+  if (values.empty()) throw Error("percentile of an empty set");
+  std::sort(values.begin(), values.end());
+  const double h = static_cast<double>(values.size() - 1) * p;
+  const double below = std::floor(h);
+  const size_t lo = static_cast<size_t>(below), hi = std::min(lo + 1, values.size() - 1);
+  const double a = static_cast<double>(values[lo]), b = static_cast<double>(values[hi]);
+  const double gamma = h - below, diff = b - a;
+  // numpy's _lerp: from the nearer end, so that gamma = 1 gives b exactly.
+  return gamma >= 0.5 ? b - diff * (1 - gamma) : a + diff * gamma;
+}
+
+double file_rating_percentile(const std::string& path, double p, bool skip_bad) {
+  CsvReader csv = CsvReader::open(path, kColumns);
+  std::vector<int64_t> ratings;
+  int64_t skipped = 0;
+  while (csv.next()) {
+    int64_t rating = 0;
+    std::string why;
+    if (fields_ok(csv, why) && read_rating(csv, rating, why)) ratings.push_back(rating);
+    else bad_row(csv, why, skip_bad, skipped);
+  }
+  if (ratings.empty()) throw Error(path + ": no puzzles after the header");
+  return interpolated_percentile(std::move(ratings), p);
+}
+
+Dataset first_rated(const std::string& path, int64_t count, double cut, bool below, bool skip_bad) {
+  CsvReader csv = CsvReader::open(path, kColumns);
+  Dataset d;
+  while (static_cast<int64_t>(d.puzzles.size()) < count && csv.next()) {
+    Puzzle row;
+    std::string why;
+    if (!fields_ok(csv, why) || !read_rating(csv, row.rating, why)) {
+      bad_row(csv, why, skip_bad, d.skipped);
+      continue;
+    }
+    if ((static_cast<double>(row.rating) < cut) != below) continue;
+    if (!read_grids(csv, row, why)) {
+      bad_row(csv, why, skip_bad, d.skipped);
+      continue;
+    }
+    d.puzzles.push_back(std::move(row));
+  }
   return d;
 }
 

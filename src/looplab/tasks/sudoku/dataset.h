@@ -39,4 +39,24 @@ std::string rating_report(const std::vector<Puzzle>& puzzles);
 // Value at a percentile p in [0, 1] of `values` (nearest rank), for the reports.
 int64_t percentile_of(std::vector<int64_t> values, double p);
 
+// --- The two sudoku-extreme files (train.csv, test.csv), split as the paper's released code does
+// (`sudoku_data.py`; SPEC section 3). looplab's own pools and a single data file keep the rule
+// above (nearest rank, random draws from each band).
+
+// Value at a percentile p in [0, 1] of `values`, interpolated linearly between the two nearest
+// ranks: numpy's default (method 'linear'). With the values sorted, h = (n - 1) p and
+// a[floor h] + (h - floor h) (a[floor h + 1] - a[floor h]), computed as numpy does.
+double interpolated_percentile(std::vector<int64_t> values, double p);
+
+// The interpolated percentile p of every rating of a sudoku-extreme CSV (plain or zstd,
+// streamed). Only the field count and the rating of each row are read: a bad one is a
+// looplab::Error "FILE:LINE: reason", or with `skip_bad` is left out.
+double file_rating_percentile(const std::string& path, double p, bool skip_bad = false);
+
+// The first `count` rows of a sudoku-extreme CSV, in file order, rated below `cut` (`below`) or
+// at or above it (!below). The rows taken are checked as read_csv() checks them; the rows
+// passed over only for their field count and rating. Returns fewer than `count` when the file
+// has fewer; with `skip_bad`, bad rows are counted in `skipped` and left out.
+Dataset first_rated(const std::string& path, int64_t count, double cut, bool below, bool skip_bad = false);
+
 }  // namespace looplab::sudoku
