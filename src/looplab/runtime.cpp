@@ -1,6 +1,8 @@
 #include "looplab/runtime.h"
 
+#include <ATen/autocast_mode.h>
 #include <ATen/detail/CUDAHooksInterface.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <chrono>
@@ -89,6 +91,66 @@ torch::Device parse_device(const std::string& name) {
 namespace {
 const std::pair<const char*, torch::Dtype> kDtypes[] = {
     {"float32", torch::kFloat32}, {"float64", torch::kFloat64}, {"bfloat16", torch::kBFloat16}, {"float16", torch::kFloat16}};
+}
+
+bool is_mixed_precision(const std::string& precision) {
+  if (precision == "float32") return false;
+  if (precision == "bf16-mixed") return true;
+  throw Error("precision '" + precision + "': expected float32 or bf16-mixed");
+}
+
+bool bf16_mixed_supported(torch::Device device) { return device.is_cuda() || cpu_features().avx512_bf16; }
+
+// LibTorch 2.4 made autocast's state per device type; 1.13 has one call per device.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+#define LOOPLAB_AUTOCAST_BY_TYPE 1
+#endif
+
+bool autocast_enabled(c10::DeviceType type) {
+#ifdef LOOPLAB_AUTOCAST_BY_TYPE
+  return at::autocast::is_autocast_enabled(type);
+#else
+  return type == c10::DeviceType::CUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
+#endif
+}
+
+AutocastScope::AutocastScope(torch::Device device, bool enabled) : enabled_(enabled), type_(device.type()) {
+  if (!enabled_) return;
+  if (type_ != c10::DeviceType::CPU && type_ != c10::DeviceType::CUDA)
+    throw Error("bf16-mixed runs on the CPU or CUDA, not on " + device.str());
+  was_enabled_ = autocast_enabled(type_);
+#ifdef LOOPLAB_AUTOCAST_BY_TYPE
+  was_dtype_ = at::autocast::get_autocast_dtype(type_);
+  at::autocast::set_autocast_dtype(type_, at::kBFloat16);
+  at::autocast::set_autocast_enabled(type_, true);
+#else
+  if (type_ == c10::DeviceType::CUDA) {
+    was_dtype_ = at::autocast::get_autocast_gpu_dtype();
+    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+    at::autocast::set_enabled(true);
+  } else {
+    was_dtype_ = at::autocast::get_autocast_cpu_dtype();
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::set_cpu_enabled(true);
+  }
+#endif
+}
+
+AutocastScope::~AutocastScope() {
+  if (!enabled_) return;
+#ifdef LOOPLAB_AUTOCAST_BY_TYPE
+  at::autocast::set_autocast_dtype(type_, was_dtype_);
+  at::autocast::set_autocast_enabled(type_, was_enabled_);
+#else
+  if (type_ == c10::DeviceType::CUDA) {
+    at::autocast::set_autocast_gpu_dtype(was_dtype_);
+    at::autocast::set_enabled(was_enabled_);
+  } else {
+    at::autocast::set_autocast_cpu_dtype(was_dtype_);
+    at::autocast::set_cpu_enabled(was_enabled_);
+  }
+#endif
+  if (!was_enabled_) at::autocast::clear_cache();
 }
 
 torch::Dtype parse_dtype(const std::string& name) {

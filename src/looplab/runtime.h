@@ -39,6 +39,33 @@ torch::Device parse_device(const std::string& name);
 torch::Dtype parse_dtype(const std::string& name);
 std::string dtype_name(torch::Dtype dtype);
 
+// Mixed precision, TrainOptions::precision (run/run_spec.h): "float32", or "bf16-mixed": the
+// model's products (linear, matmul, attention) in bfloat16 under LibTorch's autocast over float32
+// weights, optimizer state and reductions, as torch.autocast(device, torch.bfloat16) and the
+// paper's "BF16 casting". Throws looplab::Error for another name.
+bool is_mixed_precision(const std::string& precision);
+// Where bf16-mixed is worth running: a CUDA device, or a CPU with AVX512-BF16 (elsewhere
+// LibTorch emulates bfloat16 products, slower than float32).
+bool bf16_mixed_supported(torch::Device device);
+// Autocast to bfloat16 on `device` while alive when `enabled` (else nothing), as Python's
+// `with torch.autocast(...)`: restores the previous state and empties autocast's cache of cast
+// weights on exit (the weights change between steps).
+class AutocastScope {
+ public:
+  AutocastScope(torch::Device device, bool enabled);
+  ~AutocastScope();
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  bool enabled_;
+  c10::DeviceType type_;
+  bool was_enabled_ = false;
+  at::ScalarType was_dtype_ = at::kBFloat16;
+};
+// Whether autocast is on for the device type on this thread.
+bool autocast_enabled(c10::DeviceType type);
+
 // Timing of benchmarks and of `info --system`.
 // Waits for the device's queued work (CUDA); nothing on the CPU.
 inline void sync_device(torch::Device device) {

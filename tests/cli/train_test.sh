@@ -82,7 +82,7 @@ cmp -s "$TMP/killed/model.safetensors" "$TMP/straight/model.safetensors" && ok |
 expect_ok "eval" "$LOOPLAB" eval "$TMP/run" --split val,hard --iters 1:20
 grep -q "^hard (20 examples, 16 positions)" "$TMP/out" && ok || bad "eval table: $(cat "$TMP/out")"
 grep -q '"relative_step"' "$TMP/run/eval.json" && ok || bad "eval.json lacks relative_step"
-expect_ok "eval json" "$LOOPLAB" eval "$TMP/run" --split val --iters 3:7 --json --weights latest
+expect_ok "eval json" "$LOOPLAB" eval "$TMP/run" --split val --iters 3:7 --json --weights final
 grep -q '"iterations": \[' "$TMP/out" && ok || bad "eval --json output"
 expect_error "eval bad range" "--iters '5:2'" "$LOOPLAB" eval "$TMP/run" --iters 5:2
 expect_error "eval bad split" "unknown split 'test'" "$LOOPLAB" eval "$TMP/run" --split test

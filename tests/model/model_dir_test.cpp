@@ -49,6 +49,43 @@ TEST_F(ModelDirTest, RoundTripIsBitExact) {
   EXPECT_TRUE(torch::equal(model->forward(x, 4).logits, back->forward(x, 4).logits));
 }
 
+// A version-1 folder (looplab before 2026-12-03) of prefix sums took the bit; loaded now it
+// takes bit - 0.5 and computes what it computed: its outputs on the old encoding, by the saved
+// weights run by hand through a second model, equal the loaded model's on the new one. A
+// version-1 chess folder cannot be carried over (rank 1 in row 0) and says so.
+TEST_F(ModelDirTest, VersionOneFoldersConvertOrRefuse) {
+  torch::manual_seed(12);
+  ModelConfig c = default_config("prefix-sums", Recall::kExternal, Norm::kPost, 32);
+  c.heads = 4;
+  LoopedTransformer old(c);
+  save_model(dir_, *old);
+  nlohmann::json j = nlohmann::json::parse(read_file(dir_ + "/config.json"));
+  EXPECT_EQ(j["version"], 2);
+  j["version"] = 1;
+  write_file_atomic(dir_ + "/config.json", j.dump());
+  LoopedTransformer now = load_model(dir_);
+  const torch::Tensor bits = torch::randint(0, 2, {3, 20, 1}).to(torch::kFloat32);
+  torch::NoGradGuard no_grad;
+  const auto before = old->forward(bits, 4);         // version 1: fed the bit
+  const auto after = now->forward(bits - 0.5, 4);    // version 2: fed the bit minus 0.5
+  EXPECT_LT((before.logits - after.logits).abs().max().item<double>(), 1e-5);
+  EXPECT_FALSE(torch::equal(now->projection->bias, old->projection->bias));
+
+  ModelConfig chess = default_config("chess", Recall::kExternal, Norm::kPost, 32);
+  chess.heads = 4;
+  const std::string chess_dir = dir_ + "/chess";
+  save_model(chess_dir, *LoopedTransformer(chess));
+  j = nlohmann::json::parse(read_file(chess_dir + "/config.json"));
+  j["version"] = 1;
+  write_file_atomic(chess_dir + "/config.json", j.dump());
+  EXPECT_NE(error_of([&] { load_model(chess_dir); }).find("config.json: field 'version': 1: a chess model"),
+            std::string::npos);
+  j["version"] = 3;
+  write_file_atomic(chess_dir + "/config.json", j.dump());
+  EXPECT_NE(error_of([&] { load_model(chess_dir); }).find("field 'version': 3 is newer than this looplab reads (2)"),
+            std::string::npos);
+}
+
 TEST_F(ModelDirTest, StrictAboutNamesAndShapes) {
   LoopedTransformer model(default_config("chess", Recall::kExternal, Norm::kPost, 32));
   save_model(dir_, *model);

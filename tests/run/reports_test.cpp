@@ -308,12 +308,18 @@ TEST(RunDirTest, WeightsNamesTheOption) {
     FAIL() << "no OptionError";
   } catch (const OptionError& e) {
     EXPECT_EQ(e.option(), "weights");
-    EXPECT_EQ(std::string(e.what()), "weights 'first': expected best or latest");
+    EXPECT_EQ(std::string(e.what()), "weights 'first': expected final or best");
   }
-  EXPECT_EQ(run.weights("best"), RunDir::kWeights);  // no best.safetensors: the latest
+  write_file_atomic(run.file(RunDir::kWeights), "x");
+  EXPECT_EQ(run.weights("best"), RunDir::kWeights);  // no best.safetensors: the final weights
   write_file_atomic(run.file(RunDir::kBest), "x");
   EXPECT_EQ(run.weights("best"), RunDir::kBest);
-  EXPECT_EQ(run.weights("latest"), RunDir::kWeights);
+  EXPECT_EQ(run.weights("final"), RunDir::kWeights);
+  EXPECT_EQ(run.weights("latest"), RunDir::kWeights);  // the earlier name
+  // A folder shipped with its best epoch's weights alone has no final ones: said, not swapped.
+  std::filesystem::remove(run.file(RunDir::kWeights));
+  EXPECT_EQ(error_of([&] { run.weights("final"); }),
+            dir.path() + ": no final weights (model.safetensors), only the best epoch's (best.safetensors): pass --weights best");
 }
 
 TEST(RunSpecTest, CheckNamesTheOption) {
@@ -364,8 +370,13 @@ TEST(RunSpecTest, CheckNamesTheOption) {
 TEST(RunSpecTest, TrainOptionsRoundTrip) {
   TrainOptions o;
   o.preset = "paper", o.lr = 2e-4, o.epochs = 7, o.seed = 9, o.recompute = true, o.dtype = "float64";
+  o.precision = "bf16-mixed";
   const json j = to_json(o);
-  EXPECT_EQ(j.size(), 13u);
+  EXPECT_EQ(j.size(), 14u);
+  // A schema-1 file has no precision: those runs trained in float32.
+  json older = j;
+  older.erase("precision");
+  EXPECT_EQ(train_options_from_json(older, "t.json").precision, "float32");
   EXPECT_EQ(to_json(train_options_from_json(j, "t.json")), j);
   json bad = j;
   bad.erase("clip");
@@ -438,7 +449,15 @@ TEST(RunDirTest, SpecRoundTripsThroughTrainingJson) {
   newer["schema_version"] = kTrainingSchemaVersion + 1;
   write_file_atomic(run.file(RunDir::kTraining), newer.dump());
   EXPECT_EQ(error_of([&] { run.spec(); }),
-            run.file(RunDir::kTraining) + ": schema_version 2 is newer than this looplab reads (1)");
+            run.file(RunDir::kTraining) + ": schema_version 3 is newer than this looplab reads (2)");
+  // A file of looplab's recipe before 2026-12-03 (schema 1, or none) is still read.
+  json older = written;
+  older["schema_version"] = 1;
+  write_file_atomic(run.file(RunDir::kTraining), older.dump());
+  EXPECT_EQ(run.spec().schema_version, 1);
+  older.erase("schema_version");
+  write_file_atomic(run.file(RunDir::kTraining), older.dump());
+  EXPECT_EQ(run.spec().schema_version, 1);
   write_file_atomic(run.file(RunDir::kTraining), "{\"train\": {}}");
   EXPECT_EQ(error_of([&] { run.spec(); }), run.file(RunDir::kTraining) + ": expected the keys 'train' and 'data'");
   write_file_atomic(run.file(RunDir::kTraining), "{\"train\"");

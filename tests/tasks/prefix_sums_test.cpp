@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "looplab/io/atomic_file.h"
+#include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
 
 namespace looplab {
@@ -76,6 +77,24 @@ TEST_F(PrefixSumsCsv, MalformedFilesNameTheLine) {
   EXPECT_EQ(error_for("input,target\n"), path_ + ": no examples after the header");
   // Columns in the other order, and Windows line ends, are fine.
   EXPECT_EQ(error_for("target,input\r\n0100,0110\r\n"), "");
+}
+
+// The encoder on a hand-made string: the released code feeds `bit - 0.5` (SPEC section 3), and
+// the target is the prefix parity, worked out by hand.
+TEST_F(PrefixSumsCsv, EncodesBitMinusHalf) {
+  write_file_atomic(path_, "input,target\n0110100,0100111\n");
+  DataOptions d = task("prefix-sums").default_data();
+  d.val_file = path_;
+  d.val_count = 1;
+  const Examples e = task("prefix-sums").load(d, "val");
+  ASSERT_EQ(e.count, 1);
+  ASSERT_EQ(e.positions, 7);
+  ASSERT_EQ(e.channels, 1);
+  EXPECT_EQ(e.inputs, (std::vector<float>{-0.5f, 0.5f, 0.5f, -0.5f, 0.5f, -0.5f, -0.5f}));
+  EXPECT_EQ(e.targets, (std::vector<int64_t>{0, 1, 0, 0, 1, 1, 1}));
+  // Generated examples are encoded alike.
+  const Examples s = task("prefix-sums").synthetic(3, 16, 5);
+  for (float v : s.inputs) EXPECT_TRUE(v == -0.5f || v == 0.5f) << v;
 }
 
 }  // namespace

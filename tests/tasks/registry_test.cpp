@@ -69,7 +69,9 @@ TEST(Registry, PrefixSumsLoadAndBadSplits) {
   for (int64_t i = 0; i < e.count; ++i) {
     int parity = 0;
     for (int64_t j = 0; j < 7; ++j) {
-      parity ^= static_cast<int>(e.inputs[i * 7 + j]);
+      const float x = e.inputs[i * 7 + j];  // the bit minus 0.5
+      ASSERT_TRUE(x == -0.5f || x == 0.5f) << x;
+      parity ^= x > 0 ? 1 : 0;
       EXPECT_EQ(e.targets[i * 7 + j], parity);
     }
   }

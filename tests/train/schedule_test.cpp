@@ -5,15 +5,21 @@
 namespace looplab {
 namespace {
 
-TEST(Schedule, WarmupPlateauCooldown) {
-  EXPECT_NEAR(learning_rate(1e-3, 0), 1e-3 * (1 - std::exp(-0.1)), 1e-18);
-  // "reaching 63% of the target learning rate by epoch 9" (paper B.1.2)
-  EXPECT_NEAR(learning_rate(1.0, 9), 1 - std::exp(-1.0), 1e-15);
-  EXPECT_NEAR(learning_rate(1.0, 9), 0.632, 0.001);
-  EXPECT_NEAR(learning_rate(1.0, 59), 1 - std::exp(-6.0), 1e-15);
-  EXPECT_NEAR(learning_rate(1.0, 60), 0.1 * (1 - std::exp(-6.1)), 1e-15);
-  EXPECT_NEAR(learning_rate(1.0, 99), 0.1 * (1 - std::exp(-10.0)), 1e-15);
-  EXPECT_NEAR(learning_rate(1.0, 30, 30), 0.1 * (1 - std::exp(-3.1)), 1e-15);
+// The released code's schedule (SPEC section 2), as decimals worked out by hand from its
+// warm-up (1 - exp(-(e+1)/10) while it acts, epochs 0-8) and MultiStepLR([60], 0.1).
+TEST(Schedule, WarmupStopsAtEpochNineThenCooldown) {
+  EXPECT_NEAR(learning_rate(1e-3, 0), 1e-3 * 0.09516258196404048, 1e-18);
+  EXPECT_NEAR(learning_rate(1.0, 8), 0.5934303402594009, 1e-15);
+  // From epoch 9 on the warm-up no longer acts: the full rate, not 0.632 (looplab before
+  // 2026-12-03 kept it rising: 0.955 at epoch 30, 0.998 at 59).
+  EXPECT_EQ(learning_rate(1.0, 9), 1.0);
+  EXPECT_EQ(learning_rate(3e-4, 30), 3e-4);
+  EXPECT_EQ(learning_rate(1.0, 59), 1.0);
+  EXPECT_NEAR(learning_rate(1.0, 60), 0.1, 1e-16);
+  EXPECT_NEAR(learning_rate(1.0, 99), 0.1, 1e-16);
+  // The cool-down epoch is a setting; the warm-up still scales the epochs before 9.
+  EXPECT_NEAR(learning_rate(1.0, 30, 30), 0.1, 1e-16);
+  EXPECT_NEAR(learning_rate(1.0, 5, 5), 0.1 * 0.4511883639059736, 1e-15);
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ Command add_analyze(CLI::App& parent) {
   auto* app = parent.add_subcommand(
       "analyze", "Fixed-point analysis of a trained model (DIR), or the scalar model's geometry (regions, anisotropy, phase)");
   struct Options {
-    std::string dir, splits = "val", weights = "best", device = "cpu", dtype = "float32";
+    std::string dir, splits = "val", weights = "final", device = "cpu", dtype = "float32";
     int64_t count = 100, iters = 500, detail = 10, batch = 100, arnoldi = 60;
     double tolerance = 1e-4;
     uint64_t seed = 0;
@@ -39,7 +39,7 @@ Command add_analyze(CLI::App& parent) {
       ->capture_default_str();
   app->add_option("--arnoldi-steps", o->arnoldi, "largest Krylov space for the spectral radius")->capture_default_str();
   app->add_option("--seed", o->seed, "sensitivity directions and initial noise")->capture_default_str();
-  app->add_option("--weights", o->weights, "best or latest")->capture_default_str();
+  app->add_option("--weights", o->weights, "final (the last epoch's, as the paper reports) or best (the best val epoch's)")->capture_default_str();
   app->add_option("--batch", o->batch, "examples per batch")->capture_default_str();
   app->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
   app->add_option("--dtype", o->dtype, "dtype of the convergence pass (the Jacobian analyses use float64)")

@@ -91,7 +91,7 @@ Command add_bench_eval(CLI::App* parent) {
       ->capture_default_str();
   app->add_option("--anderson", e.anderson, "Anderson memory")->capture_default_str();
   app->add_option("--modes", o->modes, "comma-separated: plain, early, anderson")->capture_default_str();
-  app->add_option("--weights", e.weights, "best or latest")->capture_default_str();
+  app->add_option("--weights", e.weights, "final (the last epoch's, as the paper reports) or best (the best val epoch's)")->capture_default_str();
   app->add_option("--device", e.device, "cpu, cuda or cuda:N")->capture_default_str();
   app->add_option("--dtype", e.dtype, "float32 or float64")->capture_default_str();
   return {app, [o] {

@@ -57,10 +57,11 @@ void print_table(const Demo& d, const std::vector<Column>& columns, int64_t iter
   }
 }
 
+// `weights`: "final" or "best" (run/run_dir.h).
 Column evaluate_model(const std::string& folder, const std::string& label, int64_t val_count, int64_t hard_count,
-                      int64_t iters, const std::string& unit) {
+                      int64_t iters, const std::string& unit, const std::string& weights) {
   const RunDir run(folder);
-  LoopedTransformer model = load_model(run.path(), torch::kCPU, torch::kFloat32, RunDir::kBest);
+  LoopedTransformer model = load_model(run.path(), torch::kCPU, torch::kFloat32, run.weights(weights));
   model->eval();
   DataOptions data = run.spec().data;
   data.val_count = val_count;
@@ -73,7 +74,7 @@ Column evaluate_model(const std::string& folder, const std::string& label, int64
 // The paper preset's run, where it is shipped: how far its training went, then its table.
 void show_paper_run(const Demo& d, const std::string& models, int64_t val_count, int64_t hard_count, int64_t iters) {
   const RunDir run(models + "/" + d.paper_run.folder);
-  if (!run.has(RunDir::kBest)) {
+  if (!run.has(RunDir::kWeights)) {
     std::printf("\n(%s: no trained model there, so the paper preset's run is not shown.)\n", run.path().c_str());
     return;
   }
@@ -84,10 +85,11 @@ void show_paper_run(const Demo& d, const std::string& models, int64_t val_count,
   std::printf("\nThe paper's own prefix-sums run, trained here: %s, lr %g;\n%zu of %lld epochs, %.1f hours on 2 cores%s.\n",
               d.paper_run.label.c_str(), run.spec().train.lr, m.size(), static_cast<long long>(epochs), seconds / 3600,
               static_cast<int64_t>(m.size()) < epochs ? " (still in training)" : "");
-  std::printf("Its best weights on %lld val and %lld hard examples (fewer: width 256 costs 16x per iteration):\n",
-              static_cast<long long>(val_count), static_cast<long long>(hard_count));
+  std::printf("Its final weights (epoch %zu, as the paper reports) on %lld val and %lld hard examples (fewer: width 256 "
+              "costs 16x per iteration):\n",
+              m.size(), static_cast<long long>(val_count), static_cast<long long>(hard_count));
   std::fflush(stdout);
-  const Column c = evaluate_model(run.path(), "width 256 (paper preset)", val_count, hard_count, iters, d.unit);
+  const Column c = evaluate_model(run.path(), "width 256 (paper preset)", val_count, hard_count, iters, d.unit, "final");
   std::printf("\n");
   print_table(d, {c}, iters);
   std::printf("\n%s", d.paper_run_text.c_str());
@@ -124,9 +126,14 @@ Command add_demo(CLI::App& parent) {
             const Demo& d = *t->demo();
             std::printf("%s\nEvaluating the shipped models (%s):\n", d.title.c_str(), o->models.c_str());
             std::vector<Column> columns;
-            for (const Demo::Contender& c : d.contenders)
-              columns.push_back(
-                  evaluate_model(o->models + "/" + c.folder, c.label, o->val_count, o->hard_count, o->iters, d.unit));
+            for (const Demo::Contender& c : d.contenders) {
+              // The final weights, as the paper reports; a folder shipped with only its best
+              // epoch's says so in its label.
+              const std::string folder = o->models + "/" + c.folder;
+              const bool final = RunDir(folder).has(RunDir::kWeights);
+              columns.push_back(evaluate_model(folder, final ? c.label : c.label + " (best epoch)", o->val_count,
+                                               o->hard_count, o->iters, d.unit, final ? "final" : "best"));
+            }
             std::printf("\nExact accuracy (%% of examples with every position right) after each number of iterations:\n");
             print_table(d, columns, o->iters);
             std::printf("\n%s", d.conclusion.c_str());

@@ -22,7 +22,7 @@ namespace looplab::cli {
 namespace {
 
 struct Options {
-  std::string dir, splits = "val,hard", iters = "1:500", weights = "best", device = "cpu", dtype = "float32";
+  std::string dir, splits = "val,hard", iters = "1:500", weights = "final", device = "cpu", dtype = "float32", precision;
   int64_t batch = 500, count = 0, anderson = 0;
   double early_exit = 0;
   bool json = false;
@@ -35,7 +35,7 @@ void run(const Options& o) {
   const std::vector<std::string> order = split_list(o.splits);
   const RunDir run(o.dir);
   if (o.early_exit == 0 && o.anderson == 0) {
-    const EvalReport plain = evaluate_run(o.dir, {order, first, last, o.count, o.batch, o.weights, o.device, o.dtype});
+    const EvalReport plain = evaluate_run(o.dir, {order, first, last, o.count, o.batch, o.weights, o.device, o.dtype, o.precision});
     if (o.json) {
       std::cout << nlohmann::json(plain).dump(2) << "\n";
       return;
@@ -47,6 +47,8 @@ void run(const Options& o) {
   const std::string weights = run.weights(o.weights);
   LoopedTransformer model = load_model(o.dir, parse_device(o.device), parse_dtype(o.dtype), weights);
   model->eval();
+  model->set_mixed_precision(
+      is_mixed_precision(!o.precision.empty() ? o.precision : run.is_training_run() ? run.spec().train.precision : "float32"));
   DataOptions data = run.evaluation_data();
   AcceleratedReport fast{AcceleratedReport::kSchemaVersion, weights, last, o.early_exit, o.anderson, {}};
   for (const std::string& name : order) {
@@ -78,13 +80,15 @@ Command add_eval(CLI::App& parent) {
   app->add_option("dir", o->dir, "run or model directory")->required();
   app->add_option("--split", o->splits, "comma-separated splits: train, val, hard")->capture_default_str();
   app->add_option("--iters", o->iters, "iteration range FIRST:LAST")->capture_default_str();
-  app->add_option("--weights", o->weights, "best or latest")->capture_default_str();
+  app->add_option("--weights", o->weights, "final (the last epoch's, as the paper reports) or best (the best val epoch's)")->capture_default_str();
   app->add_option("--count", o->count, "use only the first N examples of each split (0: all)");
   app->add_option("--batch", o->batch, "examples per batch")->capture_default_str();
   app->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
   app->add_option("--dtype", o->dtype,
                   "float32, float64 or bfloat16 (bfloat16: faster on CPUs with AVX512-BF16; relative steps stop "
                   "near 6e-3, so keep --early-exit above that)")->capture_default_str();
+  app->add_option("--precision", o->precision,
+                  "float32 or bf16-mixed (bfloat16 products over float32 weights; default: the run's training precision)");
   app->add_flag("--json", o->json, "print the report to stdout instead of the table");
   app->add_option("--early-exit", o->early_exit,
                   "per-example early exit: stop an example once ||x_{t+1}-x_t||/||x_t|| < TOL (it has converged); "

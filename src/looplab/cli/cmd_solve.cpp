@@ -18,7 +18,7 @@ namespace looplab::cli {
 Command add_solve(CLI::App& parent) {
   auto* app = parent.add_subcommand("solve", "Run a trained model on one query of its task");
   struct Options {
-    std::string dir, weights = "best", device = "cpu";
+    std::string dir, weights = "final", device = "cpu";
     int64_t iters = 100;
     std::map<std::string, std::string> queries;  // task name -> the query given (at most one)
   };
@@ -35,7 +35,7 @@ Command add_solve(CLI::App& parent) {
   for (size_t i = 0; i < query_options.size(); ++i)
     for (size_t j = i + 1; j < query_options.size(); ++j) query_options[i]->excludes(query_options[j]);
   app->add_option("--iters", o->iters, "iterations to run")->capture_default_str();
-  app->add_option("--weights", o->weights, "best or latest")->capture_default_str();
+  app->add_option("--weights", o->weights, "final (the last epoch's, as the paper reports) or best (the best val epoch's)")->capture_default_str();
   app->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
   return {app, [o, flag_of] {
             if (o->iters < 1) throw Error("--iters must be >= 1");

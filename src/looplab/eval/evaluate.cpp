@@ -1,5 +1,6 @@
 #include "looplab/eval/evaluate.h"
 
+#include "looplab/model/fused_readout.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
 
@@ -47,6 +48,21 @@ CurveReport evaluate_curve(LoopedTransformerImpl& model, const Split& split, int
     const torch::Tensor target = split.targets.slice(0, start, end).to(model.device());
     torch::Tensor x = loop.x0();
     torch::Tensor previous = predict(loop.logits(x), decoding);
+    if (fused_readout_applies(model, x)) {
+      // The same counts in one pass per tile (model/fused_readout.h).
+      loop.run(max_iters, [&](int64_t t, const torch::Tensor& next, const torch::Tensor&) {
+        const ReadoutCounts c = fused_readout(model, x, next, target, previous, decoding);
+        x = next;
+        sums.exact[t - 1] += static_cast<double>(c.exact);
+        sums.positions[t - 1] += static_cast<double>(c.positions);
+        sums.step[t - 1] += c.step;
+        sums.unchanged[t - 1] += static_cast<double>(c.unchanged);
+      });
+      sums.done = end;
+      if (checkpoint) checkpoint(sums);
+      if (progress) progress(end, n);
+      continue;
+    }
     std::vector<torch::Tensor> e, pos, s, u;
     loop.run(max_iters, [&](int64_t, const torch::Tensor& next, const torch::Tensor& logits) {
       s.push_back(((next - x).flatten(1).norm(2, 1) / x.flatten(1).norm(2, 1)).sum().to(torch::kFloat64));

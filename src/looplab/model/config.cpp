@@ -104,7 +104,7 @@ int64_t parameter_count(const ModelConfig& c) {
 
 json to_json(const ModelConfig& c) {
   return json{{"format", "looplab-model"},
-              {"version", 1},
+              {"version", kModelVersion},
               {"task", c.task},
               {"recall", to_string(c.recall)},
               {"norm", to_string(c.norm)},
@@ -118,6 +118,17 @@ json to_json(const ModelConfig& c) {
               {"attention", c.local_attention ? "local" : "full"},
               {"window", c.window},
               {"rope_base", c.rope_base}};
+}
+
+int64_t model_version(const json& j, const std::string& source) {
+  if (!j.is_object() || !j.contains("version")) return 1;
+  const json& v = j["version"];
+  if (!v.is_number_integer() || v.get<int64_t>() < 1)
+    throw Error(source + ": field 'version': expected a positive integer, got " + v.dump());
+  if (v.get<int64_t>() > kModelVersion)
+    throw Error(source + ": field 'version': " + v.dump() + " is newer than this looplab reads (" +
+                std::to_string(kModelVersion) + ")");
+  return v.get<int64_t>();
 }
 
 ModelConfig config_from_json(const json& j, const std::string& source) {
@@ -140,6 +151,7 @@ ModelConfig config_from_json(const json& j, const std::string& source) {
     return v.get<std::string>();
   };
   if (j.contains("format") && j["format"] != "looplab-model") throw fail("format", "expected \"looplab-model\"");
+  model_version(j, source);
   ModelConfig c;
   c.task = get_string("task");
   try {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "looplab/model/looped_transformer.h"
+#include "looplab/runtime.h"
 #include "looplab/util/error.h"
 
 #ifdef LOOPLAB_HAVE_DNNL
@@ -1097,9 +1098,13 @@ struct FusedBlockFunction : torch::autograd::Function<FusedBlockFunction> {
 
 }  // namespace
 
+void tile_linear(const float* A, int64_t m, const torch::Tensor& W, const torch::Tensor& b, float* C) {
+  tile_linear<float>(A, m, W, b, C);
+}
+
 bool fused_block_applies(const BlockImpl& block, const torch::Tensor& x, const Positions& p) {
   const auto t = x.scalar_type();
-  return !plain_engine() && block.attn->fused && x.device().is_cpu() && (t == torch::kFloat32 || t == torch::kFloat64) &&
+  return !plain_engine() && block.attn->fused && x.device().is_cpu() && !autocast_enabled(c10::DeviceType::CPU) && (t == torch::kFloat32 || t == torch::kFloat64) &&
          x.dim() == 3 && p.keys.defined() && !block.gru && block.attn->qkv->weight.scalar_type() == t &&
          p.cos.scalar_type() == t && x.size(2) <= kMaxWidth && block.attn->heads <= kMaxHeads &&
          p.keys.size(1) <= kMaxWindow;

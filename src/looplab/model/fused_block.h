@@ -47,6 +47,11 @@ class PlainEngine {
 
 bool fused_block_applies(const BlockImpl& block, const torch::Tensor& x, const Positions& p);
 
+// C [m, n] = A [m, k] W^T (+ b where defined), float32 rows, W [n, k] and b [n] a linear
+// layer's: single-threaded, for a tile inside a parallel region (oneDNN's sgemm where built
+// with it, else ATen's product). Shared with the fused readout (model/fused_readout.h).
+void tile_linear(const float* A, int64_t m, const torch::Tensor& W, const torch::Tensor& b, float* C);
+
 // The same as BlockImpl::forward(x, wh_x0, p) where fused_block_applies; differentiable
 // (once) when gradients are recorded.
 torch::Tensor fused_block_forward(const BlockImpl& block, const torch::Tensor& x, const torch::Tensor& wh_x0,

@@ -1,5 +1,7 @@
 #include "looplab/model/looped_transformer.h"
 
+#include "looplab/runtime.h"
+
 #include <cmath>
 #include <limits>
 
@@ -290,8 +292,10 @@ LoopedTransformerImpl::Output LoopedTransformerImpl::forward(const torch::Tensor
 Loop::Loop(LoopedTransformerImpl& model, torch::Tensor x0, bool /*from_x0*/)
     : model_(&model),
       positions_(std::make_shared<const Positions>(model.positions(model.grid_for(x0.size(1))))),
-      x0_(std::move(x0)),
-      recall_(model.recall_input(x0_)) {}
+      x0_(std::move(x0)) {
+  const AutocastScope mixed(model.device(), model.mixed_precision());
+  recall_ = model.recall_input(x0_);
+}
 
 namespace {
 
@@ -302,16 +306,32 @@ const torch::Tensor& checked_input(const LoopedTransformerImpl& model, const tor
   return input;
 }
 
+// x0 = projection(input), under the model's precision.
+torch::Tensor project(LoopedTransformerImpl& model, const torch::Tensor& input) {
+  const AutocastScope mixed(model.device(), model.mixed_precision());
+  return model.projection(checked_input(model, input).to(model.device(), model.dtype()));
+}
+
 }  // namespace
 
-Loop::Loop(LoopedTransformerImpl& model, const torch::Tensor& input)
-    : Loop(model, model.projection(checked_input(model, input).to(model.device(), model.dtype())), true) {}
+Loop::Loop(LoopedTransformerImpl& model, const torch::Tensor& input) : Loop(model, project(model, input), true) {}
 
 Loop Loop::from_x0(LoopedTransformerImpl& model, const torch::Tensor& x0) { return Loop(model, x0, true); }
 
-torch::Tensor Loop::step(const torch::Tensor& x) const { return model_->iterate(x, recall_, *positions_); }
+torch::Tensor Loop::step(const torch::Tensor& x) const {
+  const AutocastScope mixed(model_->device(), model_->mixed_precision());
+  return model_->iterate(x, recall_, *positions_);
+}
 
-torch::Tensor Loop::logits(const torch::Tensor& state) const { return model_->head->forward(state); }
+torch::Tensor Loop::logits(const torch::Tensor& state) const {
+  if (!model_->mixed_precision()) return model_->head->forward(state);
+  torch::Tensor out;
+  {
+    const AutocastScope mixed(model_->device(), true);
+    out = model_->head->forward(state);
+  }
+  return out.to(model_->dtype());
+}
 
 torch::Tensor Loop::run(int64_t iterations, const Visit& visit, const torch::Tensor& start, bool with_logits) const {
   torch::Tensor x = start.defined() ? start : x0_;

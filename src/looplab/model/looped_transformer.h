@@ -133,6 +133,13 @@ class LoopedTransformerImpl : public torch::nn::Module {
   // See AttentionImpl::fused.
   void set_fused_attention(bool fused);
 
+  // Mixed precision (runtime.h, "bf16-mixed"): every Loop of this model runs its projection,
+  // iterations and head under bfloat16 autocast, its weights staying float32; the head's logits
+  // come back in float32 for the loss and the readout. Off by default. The fused block
+  // (model/fused_block.h) declines under autocast: every iteration takes the plain path.
+  void set_mixed_precision(bool mixed) { mixed_precision_ = mixed; }
+  bool mixed_precision() const { return mixed_precision_; }
+
   torch::Device device() const { return projection->weight.device(); }
   torch::Dtype dtype() const { return projection->weight.scalar_type(); }
 
@@ -151,6 +158,7 @@ class LoopedTransformerImpl : public torch::nn::Module {
   torch::Tensor iterate(const torch::Tensor& x, const std::vector<torch::Tensor>& recall, const Positions& p);
 
   ModelConfig config_;
+  bool mixed_precision_ = false;
 };
 TORCH_MODULE(LoopedTransformer);
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "looplab/io/atomic_file.h"
+#include "looplab/io/json_file.h"
 #include "looplab/io/tensor_io.h"
 #include "looplab/util/error.h"
 
@@ -45,8 +46,21 @@ void load_weights(LoopedTransformerImpl& model, const std::string& path) {
 
 LoopedTransformer load_model(const std::string& dir, torch::Device device, std::optional<torch::Dtype> dtype,
                              const std::string& weights_file) {
-  LoopedTransformer model(read_model_config(dir));
+  const std::string config_path = join(dir, kConfigFile);
+  const nlohmann::json j = read_json_file(config_path);
+  LoopedTransformer model(config_from_json(j, config_path));
+  const int64_t version = model_version(j, config_path);
+  const std::string& task = model->config().task;
+  if (version == 1 && task == "chess")
+    throw Error(config_path + ": field 'version': 1: a chess model from looplab before 2026-12-03, trained with rank 1 "
+                "in grid row 0; looplab now puts rank 8 in row 0 as the paper's released code does, and the weights "
+                "cannot be carried over (their RoPE positions differ): train it again");
   load_weights(*model, join(dir, weights_file));
+  if (version == 1 && task == "prefix-sums") {
+    // W bit + b = W (bit - 0.5) + (b + 0.5 W): the same outputs on the new encoding.
+    torch::NoGradGuard no_grad;
+    model->projection->bias.add_(model->projection->weight.sum(1), 0.5);
+  }
   model->to(device, dtype.value_or(torch::kFloat32));
   return model;
 }

@@ -22,6 +22,10 @@ void save_model(const std::string& dir, LoopedTransformerImpl& model, const std:
 void load_weights(LoopedTransformerImpl& model, const std::string& path);
 
 // Builds the model of dir/config.json, loads dir/<weights_file>, moves it to device/dtype.
+// A version-1 config (model/config.h) is converted where that is exact: a prefix-sums model
+// that took the bit gets projection.bias + 0.5 projection.weight, so that it computes the same on
+// bit - 0.5; a version-1 chess model (rank 1 in row 0: its RoPE positions differ) is an Error
+// that says to retrain it.
 LoopedTransformer load_model(const std::string& dir, torch::Device device = torch::kCPU,
                              std::optional<torch::Dtype> dtype = std::nullopt,
                              const std::string& weights_file = kWeightsFile);

@@ -21,8 +21,11 @@ bool RunDir::has(const std::string& name) const {
 }
 
 std::string RunDir::weights(const std::string& which) const {
-  if (which != "best" && which != "latest") throw OptionError("weights", " '" + which + "': expected best or latest");
-  if (which == "best" && has(kBest)) return kBest;
+  if (which != "best" && which != "final" && which != "latest")
+    throw OptionError("weights", " '" + which + "': expected final or best");
+  if (which == "best") return has(kBest) ? kBest : kWeights;
+  if (!has(kWeights) && has(kBest))
+    throw Error(path_ + ": no final weights (" + kWeights + "), only the best epoch's (" + kBest + "): pass --weights best");
   return kWeights;
 }
 
@@ -43,6 +46,9 @@ RunSpec RunDir::spec() const {
     if (v.get<int64_t>() > kTrainingSchemaVersion)
       throw Error(path + ": schema_version " + v.dump() + " is newer than this looplab reads (" +
                   std::to_string(kTrainingSchemaVersion) + ")");
+    s.schema_version = static_cast<int>(v.get<int64_t>());
+  } else {
+    s.schema_version = 1;
   }
   s.train = train_options_from_json(j["train"], path);
   s.data = data_options_from_json(j["data"], path);

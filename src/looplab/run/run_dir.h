@@ -17,7 +17,7 @@ class RunDir {
  public:
   static constexpr const char* kConfig = "config.json";
   static constexpr const char* kTraining = "training.json";
-  static constexpr const char* kWeights = "model.safetensors";  // the latest weights
+  static constexpr const char* kWeights = "model.safetensors";  // the final weights (of the last epoch done)
   static constexpr const char* kBest = "best.safetensors";      // the best val accuracy so far
   static constexpr const char* kCheckpoint = "checkpoint.safetensors";
   static constexpr const char* kMetrics = "metrics.jsonl";
@@ -33,9 +33,11 @@ class RunDir {
   bool has(const std::string& name) const;  // a regular file of that name exists
   bool is_training_run() const { return has(kTraining); }
 
-  // The weights file a user means by `which`: "latest" (model.safetensors) or "best"
-  // (best.safetensors, or the latest weights where there is no best, e.g. a bare model
-  // folder). Throws OptionError("weights", ...) for any other name.
+  // The weights file a user means by `which`: "final" (model.safetensors, the weights after the
+  // last epoch done: at the end of training those the paper reports; "latest" is read as the
+  // same) or "best" (best.safetensors, the epoch of the best val accuracy, or the final weights
+  // where there is no best, e.g. a bare model folder). Throws OptionError("weights", ...) for
+  // any other name, and Error when final weights are asked of a folder that has only the best.
   std::string weights(const std::string& which) const;
 
   ModelConfig config() const;  // config.json

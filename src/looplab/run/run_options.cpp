@@ -77,6 +77,10 @@ const std::vector<RunOption>& run_options() {
       number_option("alpha", "progressive-loss weight (1: progressive loss only)",
                     [](RunSpec& s) -> double& { return s.train.alpha; }),
       text_option("dtype", "float32, float64 or bfloat16 (bfloat16 weights and AdamW: docs/performance.md)", [](RunSpec& s) -> std::string& { return s.train.dtype; }),
+      text_option("precision",
+                  "float32, or bf16-mixed: bfloat16 products under autocast over float32 weights (paper preset: "
+                  "bf16-mixed on a CPU with AVX512-BF16 or on CUDA)",
+                  [](RunSpec& s) -> std::string& { return s.train.precision; }),
       int_option("width", "model width", [](RunSpec& s) -> int64_t& { return s.model.width; }),
       int_option("heads", "attention heads", [](RunSpec& s) -> int64_t& { return s.model.heads; }),
       int_option("train-count", "training examples", [](RunSpec& s) -> int64_t& { return s.data.train_count; }),

@@ -25,6 +25,8 @@ RunSpec preset_spec(const std::string& preset, const std::string& task_name, Rec
   s.train.cooldown_epoch = p.cooldown_epoch;
   s.train.lr = p.lr;
   s.train.batch = p.batch;
+  // The paper trained "with BF16 casting" (B.1.3).
+  if (preset == "paper") s.train.precision = "bf16-mixed";
   return s;
 }
 
@@ -43,6 +45,10 @@ void check(const RunSpec& s) {
   // The names parse_dtype (runtime.h) accepts; checked here without LibTorch.
   need(o.dtype == "float32" || o.dtype == "float64" || o.dtype == "bfloat16" || o.dtype == "float16", "dtype",
        " '" + o.dtype + "': unknown dtype (expected float32, float64, bfloat16 or float16)");
+  need(o.precision == "float32" || o.precision == "bf16-mixed", "precision",
+       " '" + o.precision + "': expected float32 or bf16-mixed");
+  need(o.precision == "float32" || o.dtype == "float32", "precision",
+       " bf16-mixed keeps float32 weights: it needs --dtype float32, not " + o.dtype);
   validate(s.model);
 }
 
@@ -70,7 +76,7 @@ json to_json(const TrainOptions& o) {
           {"alpha", o.alpha},         {"weight_decay", o.weight_decay},
           {"clip", o.clip},           {"cooldown_epoch", o.cooldown_epoch},
           {"eval_batch", o.eval_batch}, {"recompute", o.recompute},
-          {"dtype", o.dtype}};
+          {"dtype", o.dtype},         {"precision", o.precision}};
 }
 
 TrainOptions train_options_from_json(const json& j, const std::string& source) {
@@ -89,6 +95,8 @@ TrainOptions train_options_from_json(const json& j, const std::string& source) {
     o.eval_batch = j.at("eval_batch").get<int64_t>();
     o.recompute = j.at("recompute").get<bool>();
     o.dtype = j.at("dtype").get<std::string>();
+    // Absent from schema-1 files, which all trained in float32 (or --dtype).
+    if (j.contains("precision")) o.precision = j.at("precision").get<std::string>();
   } catch (const json::exception& e) {
     throw Error(source + ": training options: " + e.what());
   }

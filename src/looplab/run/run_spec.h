@@ -27,12 +27,23 @@ struct TrainOptions {
   int64_t eval_batch = 500;
   bool recompute = false;
   std::string dtype = "float32";
+  // "float32", or "bf16-mixed": bfloat16 products under autocast over float32 weights, AdamW
+  // state and reductions (runtime.h), as the paper trained. The paper preset asks for it;
+  // where bf16_mixed_supported() is false, train() takes float32 for that preset and says so.
+  std::string precision = "float32";
 };
+
+// training.json's schema. 2: the paper's released recipe (train/schedule.h's warm-up ending
+// at epoch 9, train/adamw.h's weight-decay groups, the inputs of config.json version 2) and
+// "precision". 1: looplab before 2026-12-03, whose runs can be read and evaluated but not
+// resumed.
+inline constexpr int kTrainingSchemaVersion = 2;
 
 struct RunSpec {
   ModelConfig model;
   DataOptions data;
   TrainOptions train;
+  int schema_version = kTrainingSchemaVersion;  // of the training.json it was read from
 };
 
 // The named preset ("paper": the paper's sizes, "cpu": for 2 cores) of a task and variant.
@@ -46,7 +57,6 @@ void check(const RunSpec& spec);
 std::vector<std::string> differences(const RunSpec& here, const RunSpec& there);
 
 // training.json: {"schema_version", "train": TrainOptions, "data": DataOptions}.
-inline constexpr int kTrainingSchemaVersion = 1;
 nlohmann::json to_json(const TrainOptions& o);
 TrainOptions train_options_from_json(const nlohmann::json& j, const std::string& source);
 

@@ -34,7 +34,8 @@ nlohmann::json partial_settings(const std::string& weights, const EvalRunOptions
           {"count", o.count},
           {"batch", o.batch},
           {"device", o.device},
-          {"dtype", o.dtype}};
+          {"dtype", o.dtype},
+          {"precision", o.precision}};
 }
 
 // DIR/eval.partial.json's sums per split when they were left by an evaluation with these
@@ -77,12 +78,15 @@ EvalReport evaluate_run(const std::string& dir, const EvalRunOptions& o) {
   const std::string weights = run.weights(o.weights);
   LoopedTransformer model = load_model(dir, parse_device(o.device), parse_dtype(o.dtype), weights);
   model->eval();
+  EvalRunOptions settled = o;
+  if (settled.precision.empty()) settled.precision = run.is_training_run() ? run.spec().train.precision : "float32";
+  model->set_mixed_precision(is_mixed_precision(settled.precision));
   DataOptions data = run.evaluation_data();
   EvalReport report{EvalReport::kSchemaVersion, weights, o.first, o.last, {}};
   // A stopped evaluation goes on from its last batch: a sweep's evaluation at 500 iterations
   // can take an hour, the paper preset's on its hard split days.
   const std::string partial = run.file(RunDir::kEvalPartial);
-  const nlohmann::json settings = partial_settings(run.file(weights), o);
+  const nlohmann::json settings = partial_settings(run.file(weights), settled);
   std::map<std::string, CurveSums> sums = read_partial(partial, settings);
   for (const std::string& name : o.splits) {
     if (o.count) data.set_count(name, o.count);

@@ -17,7 +17,10 @@ struct EvalRunOptions {
   int64_t first = 1, last = 500;  // the iterations kept in the report
   int64_t count = 0;              // the first N examples of each split (0: all)
   int64_t batch = 500;
-  std::string weights = "best", device = "cpu", dtype = "float32";
+  std::string weights = "final", device = "cpu", dtype = "float32";
+  // float32 or bf16-mixed (runtime.h); empty: the precision the run trained in (float32 for a
+  // model folder without training.json).
+  std::string precision;
 };
 EvalReport evaluate_run(const std::string& dir, const EvalRunOptions& o);
 
@@ -25,7 +28,7 @@ struct AnalyzeRunOptions {
   std::vector<std::string> splits = {"val"};
   int64_t count = 100;  // examples per split
   analysis::AnalysisOptions analysis;  // training_iters is taken from the run
-  std::string weights = "best", device = "cpu", dtype = "float32";
+  std::string weights = "final", device = "cpu", dtype = "float32";
 };
 // `text` (optional) receives the summary lines of each split.
 AnalysisReport analyze_run(const std::string& dir, const AnalyzeRunOptions& o, std::string* text = nullptr);

@@ -6,6 +6,10 @@
 
 namespace looplab {
 
+bool weight_decayed(const std::string& name) {
+  return name.find("bias") == std::string::npos && name.find("norm") == std::string::npos;
+}
+
 AdamW::AdamW(torch::OrderedDict<std::string, torch::Tensor> params, AdamWOptions options)
     : params_(std::move(params)), options_(options) {
   for (const auto& item : params_) {
@@ -30,7 +34,7 @@ void AdamW::step(double lr) {
     const torch::Tensor& g = p.grad();
     torch::Tensor& m = exp_avg_[item.key()];
     torch::Tensor& v = exp_avg_sq_[item.key()];
-    p.mul_(1.0 - lr * options_.weight_decay);
+    if (weight_decayed(item.key())) p.mul_(1.0 - lr * options_.weight_decay);
     m.lerp_(g, 1.0 - options_.beta1);
     v.mul_(options_.beta2).addcmul_(g, g, 1.0 - options_.beta2);
     const torch::Tensor denom = (v.sqrt() / std::sqrt(bias2)).add_(options_.eps);

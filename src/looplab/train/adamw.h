@@ -15,11 +15,18 @@ struct AdamWOptions {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.01;
 };
 
+// The released code's weight-decay groups (SPEC section 2, `deepthinking/utils/tools.py`): a
+// parameter whose name contains "bias" or "norm" (biases, GRU biases, q_norm, k_norm and the
+// pre/peri/post norms' scales) gets no weight decay; every other one does, head.0.weight (the
+// head's RMSNorm scale, whose name has no "norm") included.
+bool weight_decayed(const std::string& name);
+
 class AdamW {
  public:
   AdamW(torch::OrderedDict<std::string, torch::Tensor> params, AdamWOptions options);
 
-  // One update of every parameter that has a gradient, at learning rate lr.
+  // One update of every parameter that has a gradient, at learning rate lr; weight decay only
+  // on the parameters weight_decayed() names.
   void step(double lr);
   void zero_grad();
 

@@ -229,6 +229,7 @@ void train_from(const std::string& dir, const RunSpec& spec, torch::Device devic
   if (!from_checkpoint) torch::manual_seed(spec.train.seed);
   LoopedTransformer model(spec.model);
   model->to(device, parse_dtype(spec.train.dtype));
+  model->set_mixed_precision(is_mixed_precision(spec.train.precision));
   AdamW optimizer = make_optimizer(*model, spec);
   Random rng(spec.train.seed);
   Checkpoint c;
@@ -284,6 +285,13 @@ void train(const std::string& dir, const RunSpec& given, torch::Device device, R
   start(dir, device, ranks, [&] {
     RunSpec spec = given;
     check(spec);
+    if (is_mixed_precision(spec.train.precision) && !bf16_mixed_supported(device)) {
+      if (spec.train.preset != "paper")
+        throw Error("precision bf16-mixed needs a CUDA device or a CPU with AVX512-BF16 (this one emulates bfloat16 "
+                    "products, slower than float32): use --precision float32");
+      spec.train.precision = "float32";
+      std::printf("precision float32: the paper preset's bf16-mixed needs a CUDA device or a CPU with AVX512-BF16\n");
+    }
     const RunDir run(dir);
     if (run.has(RunDir::kCheckpoint)) throw Error(dir + ": already holds a run (resume it to continue it)");
     // Files named on the command line are relative to where it ran; training.json keeps them
@@ -301,6 +309,11 @@ void resume(const std::string& dir, int64_t epochs, torch::Device device, Ranks&
   start(dir, device, ranks, [&] {
     const RunDir run(dir);
     RunSpec spec = run.spec();
+    if (spec.schema_version < 2)
+      throw Error(run.file(RunDir::kTraining) + ": schema_version " + std::to_string(spec.schema_version) +
+                  ": a run of looplab's recipe before 2026-12-03 (a warm-up rising past epoch 9, weight decay on every "
+                  "parameter, prefix sums fed as the bit), which this looplab no longer trains; it can still be "
+                  "evaluated and analyzed, or trained again from the start in a new folder");
     try {
       check(spec);
     } catch (const OptionError& e) {  // a bad value in the file, not on the command line

@@ -1,5 +1,6 @@
 // Prefix sums as a looplab task (SPEC section 3): 1-D bit strings of any length, one input
-// channel (the bit), two classes per position (the prefix parity), neighbourhood attention.
+// channel (the bit minus 0.5, as the paper's released code feeds it), two classes per position
+// (the prefix parity), neighbourhood attention.
 #include <cstdio>
 
 #include "looplab/tasks/prefix_sums/prefix_sums.h"
@@ -11,12 +12,16 @@ namespace looplab {
 
 namespace {
 
+// The input channel of a bit: -0.5 or +0.5 (`easy_to_hard_data.py` feeds `bit - 0.5`; weights
+// trained there give the same outputs here only with this encoding).
+float input_value(int bit) { return static_cast<float>(bit) - 0.5f; }
+
 Examples encode(const prefix_sums::Dataset& d) {
   Examples e;
   e.resize(static_cast<int64_t>(d.size()), d.bits, 1);
   for (int64_t i = 0; i < e.count; ++i)
     for (int64_t j = 0; j < d.bits; ++j) {
-      e.input(i)[j] = d.inputs[i][j];
+      e.input(i)[j] = input_value(d.inputs[i][j]);
       e.target(i)[j] = d.targets[i][j];
     }
   return e;
@@ -49,7 +54,7 @@ class PrefixSums : public Task {
       for (int64_t j = 0; j < positions; ++j) {
         const int bit = rng.bit();
         parity ^= bit;
-        e.input(i)[j] = static_cast<float>(bit);
+        e.input(i)[j] = input_value(bit);
         e.target(i)[j] = parity;
       }
     }

@@ -1,0 +1,135 @@
+#include "looplab/model/fused_readout.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "looplab/model/fused_block.h"
+#include "looplab/model/looped_transformer.h"
+#include "looplab/runtime.h"
+
+namespace looplab {
+
+namespace {
+
+// Rows per tile: with width 64-256, H and G (d floats a row each) stay within a core's L2.
+constexpr int64_t kTileRows = 256;
+
+// The head's modules: RMSNorm -> Linear -> GELU -> Linear (looped_transformer.h).
+struct Head {
+  torch::Tensor norm, w1, b1, w2, b2;
+};
+
+Head head_of(const LoopedTransformerImpl& model) {
+  const torch::nn::SequentialImpl& h = *model.head;
+  const auto* first = h.ptr(1)->as<FusedLinearImpl>();
+  const auto* second = h.ptr(3)->as<FusedLinearImpl>();
+  return {h.ptr(0)->as<RMSNormImpl>()->weight.contiguous(), first->weight.contiguous(), first->bias.contiguous(),
+          second->weight.contiguous(), second->bias.contiguous()};
+}
+
+}  // namespace
+
+bool fused_readout_applies(const LoopedTransformerImpl& model, const torch::Tensor& x) {
+  return !plain_engine() && x.device().is_cpu() && x.scalar_type() == torch::kFloat32 && x.dim() == 3 &&
+         model.dtype() == torch::kFloat32 && !model.mixed_precision() && !autocast_enabled(c10::DeviceType::CPU) &&
+         !torch::GradMode::is_enabled();
+}
+
+ReadoutCounts fused_readout(const LoopedTransformerImpl& model, const torch::Tensor& previous_state,
+                            const torch::Tensor& state, const torch::Tensor& target, torch::Tensor& prediction,
+                            Decoding decoding) {
+  const Head head = head_of(model);
+  const int64_t B = state.size(0), L = state.size(1), d = state.size(2), C = head.w2.size(0);
+  const torch::Tensor x = state.contiguous(), px = previous_state.contiguous();
+  const torch::Tensor y = target.to(torch::kInt64).contiguous();
+  prediction = prediction.contiguous();
+  const float *X = x.data_ptr<float>(), *PX = px.data_ptr<float>(), *NW = head.norm.data_ptr<float>();
+  const int64_t* Y = y.data_ptr<int64_t>();
+  int64_t* P = prediction.data_ptr<int64_t>();
+  const float eps = std::numeric_limits<float>::epsilon();
+  // Per example, summed in order afterwards: the counts do not depend on the threads.
+  std::vector<int64_t> right(B), exact(B), unchanged(B);
+  std::vector<double> step(B);
+
+  at::parallel_for(0, B, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> H(kTileRows * d), G(kTileRows * d), Z(kTileRows * C), score(L);
+    std::vector<int64_t> answer(L);
+    for (int64_t b = begin; b < end; ++b) {
+      double diff2 = 0, norm2 = 0;  // per row in float, over the rows in double
+      for (int64_t r0 = 0; r0 < L; r0 += kTileRows) {
+        const int64_t rows = std::min(kTileRows, L - r0);
+        // The head's RMSNorm as rms_norm computes it, x * rsqrt(mean(x^2) + eps) * w, and the
+        // step's sums, in one pass over the rows.
+        for (int64_t i = 0; i < rows; ++i) {
+          const float* xr = X + ((b * L) + r0 + i) * d;
+          const float* pr = PX + ((b * L) + r0 + i) * d;
+          float ss = 0, dd = 0, pp = 0;
+          for (int64_t j = 0; j < d; ++j) {
+            ss += xr[j] * xr[j];
+            const float delta = xr[j] - pr[j];
+            dd += delta * delta;
+            pp += pr[j] * pr[j];
+          }
+          diff2 += dd;
+          norm2 += pp;
+          const float inv = 1.0f / std::sqrt(ss / static_cast<float>(d) + eps);
+          float* hr = H.data() + i * d;
+          for (int64_t j = 0; j < d; ++j) hr[j] = xr[j] * inv * NW[j];
+        }
+        tile_linear(H.data(), rows, head.w1, head.b1, G.data());
+        // LibTorch's vectorized (erf) GELU on the tile; serial here, inside a parallel region.
+        torch::Tensor tile = torch::from_blob(G.data(), {rows, d}, torch::kFloat32);
+        at::gelu_(tile);
+        tile_linear(G.data(), rows, head.w2, head.b2, Z.data());
+        for (int64_t i = 0; i < rows; ++i) {
+          const float* z = Z.data() + i * C;
+          if (decoding == Decoding::kArgmax) {
+            int64_t best = 0;  // the first of equal maxima, as argmax
+            for (int64_t c = 1; c < C; ++c)
+              if (z[c] > z[best]) best = c;
+            answer[r0 + i] = best;
+          } else {
+            score[r0 + i] = z[1];
+          }
+        }
+      }
+      if (decoding == Decoding::kTopTwoMove) {
+        // Class 1 on the two positions with the largest class-1 logits (the first of equals).
+        int64_t first = 0;
+        for (int64_t l = 1; l < L; ++l)
+          if (score[l] > score[first]) first = l;
+        int64_t second = first == 0 ? 1 : 0;
+        for (int64_t l = 0; l < L; ++l)
+          if (l != first && score[l] > score[second]) second = l;
+        std::fill(answer.begin(), answer.end(), 0);
+        answer[first] = 1;
+        if (L > 1) answer[second] = 1;
+      }
+      int64_t ok = 0;
+      bool same = true;
+      int64_t* p = P + b * L;
+      const int64_t* t = Y + b * L;
+      for (int64_t l = 0; l < L; ++l) {
+        ok += answer[l] == t[l];
+        same = same && answer[l] == p[l];
+        p[l] = answer[l];
+      }
+      right[b] = ok;
+      exact[b] = ok == L;
+      unchanged[b] = same;
+      step[b] = std::sqrt(diff2) / std::sqrt(norm2);
+    }
+  });
+  ReadoutCounts c;
+  for (int64_t b = 0; b < B; ++b) {
+    c.exact += exact[b];
+    c.positions += right[b];
+    c.unchanged += unchanged[b];
+    c.step += step[b];
+  }
+  return c;
+}
+
+}  // namespace looplab

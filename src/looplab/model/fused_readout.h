@@ -1,0 +1,41 @@
+// The evaluation's readout of one iteration, fused (issue 32): what `looplab eval` records at
+// every iteration (the head's answer on x_t against the target and against the previous answer,
+// and the relative step ||x_t - x_{t-1}|| / ||x_{t-1}||) cost as much as the iteration itself on
+// the plain path: about fifteen LibTorch operations, each a pass over the whole batch (the
+// head's RMSNorm alone is five). Here each thread takes whole examples and runs the head on
+// their rows in tiles that stay in its cache: the RMSNorm and the step's sums in one pass over
+// the rows, the head's two linear layers as single-threaded products, LibTorch's GELU on the
+// tile, then the decoding and the comparisons per row. CPU float32 only; elsewhere the plain
+// path (eval/evaluate.cpp). tests/train/evaluate_test.cpp checks the one against the other.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+
+#include "looplab/tasks/task.h"
+
+namespace looplab {
+
+class LoopedTransformerImpl;
+
+// Counts over the examples of a batch after one iteration.
+struct ReadoutCounts {
+  int64_t exact = 0;      // examples with every position right
+  int64_t positions = 0;  // positions right
+  int64_t unchanged = 0;  // examples whose answer equals the previous one
+  double step = 0;        // the sum over examples of the relative step
+};
+
+// Whether fused_readout can read out this model's states x [B, L, d]: CPU float32, no
+// autocast, no PlainEngine scope (LOOPLAB_ENGINE=plain keeps the plain path here too).
+bool fused_readout_applies(const LoopedTransformerImpl& model, const torch::Tensor& x);
+
+// After iteration t: `state` is x_t, `previous_state` x_{t-1} [B, L, d]; `target` [B, L] int64;
+// `prediction` [B, L] int64 holds the answer after t - 1 and receives the answer after t, by the
+// task's decoding (eval/evaluate.h's predict()).
+ReadoutCounts fused_readout(const LoopedTransformerImpl& model, const torch::Tensor& previous_state,
+                            const torch::Tensor& state, const torch::Tensor& target, torch::Tensor& prediction,
+                            Decoding decoding);
+
+}  // namespace looplab
