@@ -68,6 +68,7 @@ Synthetic synthetic_setup(const SyntheticOptions& o) {
   torch::manual_seed(0);
   s.model = LoopedTransformer(c);
   s.model->to(s.device, s.dtype);
+  s.model->set_mixed_precision(is_mixed_precision(o.precision));
   const Split data = to_split("synthetic", t.synthetic(o.batch, s.positions, /*seed=*/0));
   s.input = data.inputs.to(s.device, s.dtype);
   s.target = data.targets.to(s.device);

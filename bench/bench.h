@@ -50,6 +50,7 @@ FlopCount model_flops(const ModelConfig& c, int64_t positions);
 // of the task's synthetic examples (Task::synthetic: inputs of the task's form).
 struct SyntheticOptions {
   std::string task = "prefix-sums", recall = "external", norm = "post", device = "cpu", dtype = "float32";
+  std::string precision = "float32";  // or bf16-mixed (runtime.h)
   int64_t width = 256, heads = 8;
   int64_t positions = 32;  // tasks of any length only; the others take their grid's product
   int64_t batch = 500;

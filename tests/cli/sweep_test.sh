@@ -61,7 +61,24 @@ assert sorted(points) == ["external", "internal"], points
 for recall, p in points.items():
     rhos = [json.load(open(os.path.join(out, f"recall-{recall}_seed-{s}", "analysis.json")))["recall_spectral_radius"][0] for s in (0, 1)]
     assert abs(p["rho"]["mean"] - sum(rhos) / 2) < 1e-12, (recall, p, rhos)
+# The final weights (issue 33): every run was evaluated on model.safetensors, as the paper reports.
+assert full["weights"] == "model.safetensors" and full["not_final"] == [], full["not_final"]
+for recall in ("none", "external", "internal"):
+    for s in (0, 1):
+        assert json.load(open(os.path.join(out, f"recall-{recall}_seed-{s}", "eval.json")))["weights"] == "model.safetensors"
 PY
+# A run evaluated on its best epoch's weights is left out of the tables, and named.
+"$PY" -c "
+import json, sys
+p = sys.argv[1]
+j = json.load(open(p)); j['weights'] = 'best.safetensors'; json.dump(j, open(p, 'w'))" "$TMP/a/recall-external_seed-1/eval.json"
+expect_ok "report without a best-weights run" "$LOOPLAB" sweep report "$TMP/a.toml"
+grep -q "Left out, evaluated on other weights than the final ones: recall-external_seed-1 (best.safetensors)" "$TMP/out" &&
+  "$PY" -c "
+import json, sys
+g = {g['group']: g for g in json.load(open(sys.argv[1]))['groups']}
+assert g['recall-external']['val']['n'] == 1 and g['recall-internal']['val']['n'] == 2" "$TMP/a/report.json" &&
+  ok || bad "report took best weights: $(cat "$TMP/out")"
 
 # kill -9 of the pool at three moments, each followed by a restart: when the first epoch of a
 # run is recorded (mid-run), when the first run is done, when three are (moments taken from

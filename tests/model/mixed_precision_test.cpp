@@ -74,5 +74,23 @@ TEST(MixedPrecision, TrainingStepNearFloat32) {
   EXPECT_EQ(loss_mixed, loss_mixed_plain);
 }
 
+// Beyond 8 windows the neighbourhood attention gathers its keys, where without gradient the
+// float32 kernel (model/neighbourhood_kernel.h) would run: under autocast it declines (v is
+// bfloat16 there), and the output stays within bfloat16's reach of float32's.
+TEST(MixedPrecision, LongSequencesGatherTheirWindows) {
+  ModelConfig c = default_config("prefix-sums", Recall::kExternal, Norm::kPost, 32);
+  c.heads = 4;
+  torch::manual_seed(3);
+  LoopedTransformer model(c);
+  const torch::Tensor input = torch::randint(0, 2, {2, 100, 1}).to(torch::kFloat32) - 0.5;
+  torch::InferenceMode inference;
+  const torch::Tensor f32 = model->forward(input, 4).logits;
+  model->set_mixed_precision(true);
+  const torch::Tensor mixed = model->forward(input, 4).logits;
+  const double rel = ((mixed - f32).abs().max() / f32.abs().max()).item<double>();
+  EXPECT_LT(rel, 0.05);
+  EXPECT_GT(rel, 1e-5);
+}
+
 }  // namespace
 }  // namespace looplab

@@ -16,6 +16,8 @@ namespace {
 void add_device_options(CLI::App* app, bench::SyntheticOptions& o) {
   app->add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
   app->add_option("--dtype", o.dtype, "float32, float64, bfloat16 or float16")->capture_default_str();
+  app->add_option("--precision", o.precision, "float32 or bf16-mixed (bfloat16 products over float32 weights)")
+      ->capture_default_str();
 }
 
 // The options step and latency share (an external-recall post-norm model).

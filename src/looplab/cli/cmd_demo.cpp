@@ -100,7 +100,7 @@ void show_paper_run(const Demo& d, const std::string& models, int64_t val_count,
 Command add_demo(CLI::App& parent) {
   auto* app = parent.add_subcommand("demo", "The paper's contrast: recall against autonomous, trained short, tested long");
   struct Options {
-    std::string models = "models", live_dir = "runs/demo-live";
+    std::string models = "models", live_dir = "runs/demo-live", precision = "float32";
     int64_t val_count = 500, hard_count = 50, iters = 500, live_epochs = -1;
     int64_t paper_val_count = -1, paper_hard_count = -1;  // -1: the task's demo's
   };
@@ -115,6 +115,9 @@ Command add_demo(CLI::App& parent) {
                   "hard examples of the paper preset's run (default: the task's demo's)");
   app->add_option("--live-epochs", o->live_epochs, "epochs of the short live training run (0: skip; default: the task's demo's)");
   app->add_option("--live-dir", o->live_dir, "run directory of the live training run (replaced)")->capture_default_str();
+  app->add_option("--precision", o->precision,
+                  "precision of the live run: float32 or bf16-mixed (bfloat16 products over float32 weights)")
+      ->capture_default_str();
   return {app, [o] {
             if (o->val_count < 1 || o->hard_count < 1 || o->iters < 1) throw Error("counts and --iters must be >= 1");
             if (o->paper_val_count < -1 || o->paper_hard_count < -1)
@@ -154,6 +157,7 @@ Command add_demo(CLI::App& parent) {
             // float32: the fused block's training step is now 1.8-2.1x faster than bfloat16's
             // plain path at this batch (docs/performance.md, "bfloat16"), which it used to beat.
             spec.data.val_count = d.live_val_count;
+            spec.train.precision = o->precision;
             train(o->live_dir, spec, torch::kCPU);
           }};
 }

@@ -13,8 +13,10 @@ namespace looplab {
 
 namespace {
 
-// Rows per tile: with width 64-256, H and G (d floats a row each) stay within a core's L2.
-constexpr int64_t kTileRows = 256;
+// Floats per tile buffer (512 KB): H and G then stay within a core's L2, with 2,048 rows at width
+// 64 and 512 at 256. A tile holds whole examples where they fit (fewer, larger products: each
+// call costs about as much as a small product).
+constexpr int64_t kTileFloats = 128 * 1024;
 
 // The head's modules: RMSNorm -> Linear -> GELU -> Linear (looped_transformer.h).
 struct Head {
@@ -53,18 +55,25 @@ ReadoutCounts fused_readout(const LoopedTransformerImpl& model, const torch::Ten
   std::vector<int64_t> right(B), exact(B), unchanged(B);
   std::vector<double> step(B);
 
-  at::parallel_for(0, B, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> H(kTileRows * d), G(kTileRows * d), Z(kTileRows * C), score(L);
-    std::vector<int64_t> answer(L);
-    for (int64_t b = begin; b < end; ++b) {
-      double diff2 = 0, norm2 = 0;  // per row in float, over the rows in double
-      for (int64_t r0 = 0; r0 < L; r0 += kTileRows) {
-        const int64_t rows = std::min(kTileRows, L - r0);
+  const int64_t tile_rows = std::max<int64_t>(1, kTileFloats / d);
+  const int64_t per_group = std::max<int64_t>(1, tile_rows / L);  // whole examples a tile holds
+  const int64_t groups = (B + per_group - 1) / per_group;
+  at::parallel_for(0, groups, 1, [&](int64_t group_begin, int64_t group_end) {
+    std::vector<float> H(tile_rows * d), G(tile_rows * d), Z(tile_rows * C), score(per_group * L);
+    std::vector<int64_t> answer(per_group * L);
+    std::vector<double> diff2(per_group), norm2(per_group);  // per row in float, over rows in double
+    for (int64_t g = group_begin; g < group_end; ++g) {
+      const int64_t e0 = g * per_group, e1 = std::min(B, e0 + per_group), rows_in_group = (e1 - e0) * L;
+      std::fill(diff2.begin(), diff2.end(), 0.0);
+      std::fill(norm2.begin(), norm2.end(), 0.0);
+      // The group's rows [e0 L, e1 L) are contiguous; tiles of at most tile_rows of them.
+      for (int64_t r0 = 0; r0 < rows_in_group; r0 += tile_rows) {
+        const int64_t rows = std::min(tile_rows, rows_in_group - r0);
         // The head's RMSNorm as rms_norm computes it, x * rsqrt(mean(x^2) + eps) * w, and the
         // step's sums, in one pass over the rows.
         for (int64_t i = 0; i < rows; ++i) {
-          const float* xr = X + ((b * L) + r0 + i) * d;
-          const float* pr = PX + ((b * L) + r0 + i) * d;
+          const float* xr = X + (e0 * L + r0 + i) * d;
+          const float* pr = PX + (e0 * L + r0 + i) * d;
           float ss = 0, dd = 0, pp = 0;
           for (int64_t j = 0; j < d; ++j) {
             ss += xr[j] * xr[j];
@@ -72,8 +81,9 @@ ReadoutCounts fused_readout(const LoopedTransformerImpl& model, const torch::Ten
             dd += delta * delta;
             pp += pr[j] * pr[j];
           }
-          diff2 += dd;
-          norm2 += pp;
+          const int64_t e = (r0 + i) / L;
+          diff2[e] += dd;
+          norm2[e] += pp;
           const float inv = 1.0f / std::sqrt(ss / static_cast<float>(d) + eps);
           float* hr = H.data() + i * d;
           for (int64_t j = 0; j < d; ++j) hr[j] = xr[j] * inv * NW[j];
@@ -95,31 +105,35 @@ ReadoutCounts fused_readout(const LoopedTransformerImpl& model, const torch::Ten
           }
         }
       }
-      if (decoding == Decoding::kTopTwoMove) {
-        // Class 1 on the two positions with the largest class-1 logits (the first of equals).
-        int64_t first = 0;
-        for (int64_t l = 1; l < L; ++l)
-          if (score[l] > score[first]) first = l;
-        int64_t second = first == 0 ? 1 : 0;
-        for (int64_t l = 0; l < L; ++l)
-          if (l != first && score[l] > score[second]) second = l;
-        std::fill(answer.begin(), answer.end(), 0);
-        answer[first] = 1;
-        if (L > 1) answer[second] = 1;
+      for (int64_t b = e0; b < e1; ++b) {
+        const int64_t o = (b - e0) * L;
+        if (decoding == Decoding::kTopTwoMove) {
+          // Class 1 on the two positions with the largest class-1 logits (the first of equals).
+          const float* sc = score.data() + o;
+          int64_t first = 0;
+          for (int64_t l = 1; l < L; ++l)
+            if (sc[l] > sc[first]) first = l;
+          int64_t second = first == 0 ? 1 : 0;
+          for (int64_t l = 0; l < L; ++l)
+            if (l != first && sc[l] > sc[second]) second = l;
+          std::fill(answer.begin() + o, answer.begin() + o + L, 0);
+          answer[o + first] = 1;
+          if (L > 1) answer[o + second] = 1;
+        }
+        int64_t ok = 0;
+        bool same = true;
+        int64_t* p = P + b * L;
+        const int64_t* t = Y + b * L;
+        for (int64_t l = 0; l < L; ++l) {
+          ok += answer[o + l] == t[l];
+          same = same && answer[o + l] == p[l];
+          p[l] = answer[o + l];
+        }
+        right[b] = ok;
+        exact[b] = ok == L;
+        unchanged[b] = same;
+        step[b] = std::sqrt(diff2[b - e0]) / std::sqrt(norm2[b - e0]);
       }
-      int64_t ok = 0;
-      bool same = true;
-      int64_t* p = P + b * L;
-      const int64_t* t = Y + b * L;
-      for (int64_t l = 0; l < L; ++l) {
-        ok += answer[l] == t[l];
-        same = same && answer[l] == p[l];
-        p[l] = answer[l];
-      }
-      right[b] = ok;
-      exact[b] = ok == L;
-      unchanged[b] = same;
-      step[b] = std::sqrt(diff2) / std::sqrt(norm2);
     }
   });
   ReadoutCounts c;

@@ -1,6 +1,7 @@
 #include "looplab/model/neighbourhood_kernel.h"
 
 #include "looplab/model/fused_block.h"
+#include "looplab/runtime.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -11,7 +12,10 @@
 namespace looplab {
 
 bool neighbourhood_kernel_applies(const torch::Tensor& q) {
+  // Not under autocast (bf16-mixed): there v comes out of the qkv product in bfloat16, and the
+  // products belong in bfloat16 as autocast runs them (the gathered path below).
   return !plain_engine() && q.device().is_cpu() && q.scalar_type() == torch::kFloat32 &&
+         !autocast_enabled(c10::DeviceType::CPU) &&
          (!torch::GradMode::is_enabled() || !q.requires_grad());
 }
 

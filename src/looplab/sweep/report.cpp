@@ -113,6 +113,10 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
     if (run_status(sw, run).state != State::kDone) continue;
     const std::string dir = sw.run_dir(run);
     const auto eval = read_report<EvalReport>(dir + "/" + RunDir::kEval);
+    if (eval.weights != RunDir::kWeights) {
+      rep.not_final.push_back(run.name + " (" + eval.weights + ")");
+      continue;
+    }
     auto last_exact = [&](const std::string& split, std::vector<double>& into) {
       const auto s = eval.splits.find(split);
       if (s != eval.splits.end() && !s->second.exact.empty()) into.push_back(100 * s->second.exact.back());
@@ -175,8 +179,14 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
 std::string to_markdown(const Report& r) {
   std::string out = "# Sweep " + r.sweep + " (" + r.file + ")\n\n";
   out += "Exact accuracy in percent after " + std::to_string(r.eval_iters) +
-         " iterations, mean ± standard error over the seeds that are done; the paper's value (mean of 3 seeds, "
-         "paper preset) beside it, in italics where this sweep's preset is not the paper's.\n\n";
+         " iterations of the final weights (the last epoch's, as the paper reports), mean ± standard error over the "
+         "seeds that are done; the paper's value (mean of 3 seeds, paper preset) beside it, in italics where this "
+         "sweep's preset is not the paper's.\n\n";
+  if (!r.not_final.empty()) {
+    out += "Left out, evaluated on other weights than the final ones:";
+    for (const std::string& n : r.not_final) out += " " + n;
+    out += ".\n\n";
+  }
   // Tables 4 and 5 in the paper's layout: rows norm x recall, columns task x lr.
   std::vector<std::pair<std::string, double>> columns;
   std::vector<std::pair<std::string, std::string>> rows;
@@ -295,6 +305,7 @@ nlohmann::json to_json(const Report& r) {
   for (const Figure6Point& p : r.figure6)
     figure6.push_back({{"task", p.task}, {"recall", p.recall}, {"norm", p.norm}, {"lr", p.lr}, {"rho", stat(p.rho)}});
   return {{"schema_version", 1}, {"sweep", r.sweep},   {"file", r.file},      {"eval_iters", r.eval_iters},
+          {"weights", RunDir::kWeights}, {"not_final", r.not_final},
           {"groups", groups},    {"figure3", figure3}, {"figure6", figure6}};
 }
 

@@ -51,12 +51,16 @@ struct Figure6Point {
 struct Report {
   std::string sweep, file;
   int64_t eval_iters = 0;
+  // Done runs whose eval.json is of other weights than the final ones (best.safetensors, as
+  // sweeps evaluated before 2026-12-03): left out of the tables, named below them.
+  std::vector<std::string> not_final;
   std::vector<Group> groups;
   std::vector<Figure3Curve> figure3;
   std::vector<Figure6Point> figure6;
 };
 
-// Reads every done run's eval.json and analysis.json. `paper_tables`: tables.json's path ("" or
+// Reads every done run's eval.json and analysis.json. The tables are of the final weights (the
+// last epoch's, model.safetensors), as the paper's are. `paper_tables`: tables.json's path ("" or
 // a missing file: no paper columns).
 Report make_report(const Sweep& sw, const std::string& paper_tables);
 

@@ -82,7 +82,9 @@ class PrefixSums : public Task {
       d.paper_run_text =
           "So few examples can miss its failures: on all 2,000 val inputs it is exact on 98.65%, on 200 hard ones\n"
           "98.50% (`looplab eval`, docs/presets.md: about half of the inputs that begin with 11111 fail). The paper\n"
-          "reports 99.78% val and 99.74% hard for this configuration (its tables 4-5).\n";
+          "reports 99.78% val and 99.74% hard for this configuration (its tables 4-5). This run was trained under\n"
+          "looplab's recipe before 2026-12-03 (float32, a warm-up rising past epoch 9, every parameter decayed, the\n"
+          "bit fed as is); three seeds under the released code's recipe: scripts/paper-prefix-sums, docs/presets.md.\n";
       d.paper_run_val_count = 100;
       d.paper_run_hard_count = 20;
       return d;
