@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "looplab/model/looped_transformer.h"
+#include "looplab/model/row_math.h"
 #include "looplab/runtime.h"
 #include "looplab/util/error.h"
 
@@ -45,13 +46,7 @@ namespace {
 // This file is compiled with reordered additions (CMakeLists.txt): the row reductions over
 // 64-256 values vectorize, and their sums differ from LibTorch's in the last bits only.
 
-// The per-token loops that run at every iteration, compiled for AVX-512 and AVX2 beside the
-// baseline x86-64 (chosen once at load time): the rest of looplab is built for any x86-64.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define LOOPLAB_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define LOOPLAB_CLONES
-#endif
+// The per-token loops that run at every iteration are LOOPLAB_CLONES (model/row_math.h).
 
 // The epsilon of rms_norm (looped_transformer.h): the dtype's machine epsilon.
 template <typename T>
@@ -87,27 +82,6 @@ inline void rms_row_backward(const T* x, const T* w, const T* dy, T* dx, bool ac
   }
 }
 
-// exp(x) for x <= 0 (a softmax's shifted scores) in plain arithmetic, so that a loop of them
-// vectorizes (libm's expf is a call per element): Cephes' expf, x = n ln 2 + r with |r| <= ln2/2,
-// a degree-6 polynomial in r, times 2^n built in the exponent bits. Relative error ~1e-7; 0 for
-// x below -87, where expf is below float's normal range. Doubles take libm's exp.
-inline float exp_nonpositive(float x) {
-  x = std::max(x, -87.0f);
-  const float n = std::floor(x * 1.44269504088896341f + 0.5f);
-  const float r = x - n * 0.693359375f - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return p * scale;
-}
-inline double exp_nonpositive(double x) { return std::exp(x); }
 
 constexpr int64_t kMaxWidth = 1024, kMaxHeads = 64, kMaxWindow = kMaxFusedKeys;
 

@@ -7,6 +7,7 @@
 
 #include "looplab/model/fused_block.h"
 #include "looplab/model/looped_transformer.h"
+#include "looplab/model/row_math.h"
 #include "looplab/runtime.h"
 
 namespace looplab {
@@ -17,6 +18,35 @@ namespace {
 // 64 and 512 at 256. A tile holds whole examples where they fit (fewer, larger products: each
 // call costs about as much as a small product).
 constexpr int64_t kTileFloats = 128 * 1024;
+
+// Rows [0, rows) of x (and of the previous state px), each d wide: the head's RMSNorm as rms_norm
+// computes it, h = x * rsqrt(mean(x^2) + eps) * w, and each row's sums for the relative step,
+// dd = |x - px|^2 and pp = |px|^2, in one pass.
+LOOPLAB_CLONES void norm_rows(const float* x, const float* px, int64_t rows, int64_t d, const float* w, float eps,
+                              float* h, float* dd, float* pp) {
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* xr = x + i * d;
+    const float* pr = px + i * d;
+    float ss = 0, diff = 0, prev = 0;
+    for (int64_t j = 0; j < d; ++j) {
+      ss += xr[j] * xr[j];
+      const float delta = xr[j] - pr[j];
+      diff += delta * delta;
+      prev += pr[j] * pr[j];
+    }
+    dd[i] = diff;
+    pp[i] = prev;
+    const float inv = 1.0f / std::sqrt(ss / static_cast<float>(d) + eps);
+    float* hr = h + i * d;
+    for (int64_t j = 0; j < d; ++j) hr[j] = xr[j] * inv * w[j];
+  }
+}
+
+// GELU in place on n values (row_math.h; LibTorch's at::gelu_ per tile cost a oneDNN primitive
+// look-up per call, a few percent of an evaluation).
+LOOPLAB_CLONES void gelu_values(float* g, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) g[i] = gelu_erf(g[i]);
+}
 
 // The head's modules: RMSNorm -> Linear -> GELU -> Linear (looped_transformer.h).
 struct Head {
@@ -59,7 +89,8 @@ ReadoutCounts fused_readout(const LoopedTransformerImpl& model, const torch::Ten
   const int64_t per_group = std::max<int64_t>(1, tile_rows / L);  // whole examples a tile holds
   const int64_t groups = (B + per_group - 1) / per_group;
   at::parallel_for(0, groups, 1, [&](int64_t group_begin, int64_t group_end) {
-    std::vector<float> H(tile_rows * d), G(tile_rows * d), Z(tile_rows * C), score(per_group * L);
+    std::vector<float> H(tile_rows * d), G(tile_rows * d), Z(tile_rows * C), score(per_group * L), dd(tile_rows),
+        pp(tile_rows);
     std::vector<int64_t> answer(per_group * L);
     std::vector<double> diff2(per_group), norm2(per_group);  // per row in float, over rows in double
     for (int64_t g = group_begin; g < group_end; ++g) {
@@ -69,29 +100,14 @@ ReadoutCounts fused_readout(const LoopedTransformerImpl& model, const torch::Ten
       // The group's rows [e0 L, e1 L) are contiguous; tiles of at most tile_rows of them.
       for (int64_t r0 = 0; r0 < rows_in_group; r0 += tile_rows) {
         const int64_t rows = std::min(tile_rows, rows_in_group - r0);
-        // The head's RMSNorm as rms_norm computes it, x * rsqrt(mean(x^2) + eps) * w, and the
-        // step's sums, in one pass over the rows.
+        norm_rows(X + (e0 * L + r0) * d, PX + (e0 * L + r0) * d, rows, d, NW, eps, H.data(), dd.data(), pp.data());
         for (int64_t i = 0; i < rows; ++i) {
-          const float* xr = X + (e0 * L + r0 + i) * d;
-          const float* pr = PX + (e0 * L + r0 + i) * d;
-          float ss = 0, dd = 0, pp = 0;
-          for (int64_t j = 0; j < d; ++j) {
-            ss += xr[j] * xr[j];
-            const float delta = xr[j] - pr[j];
-            dd += delta * delta;
-            pp += pr[j] * pr[j];
-          }
           const int64_t e = (r0 + i) / L;
-          diff2[e] += dd;
-          norm2[e] += pp;
-          const float inv = 1.0f / std::sqrt(ss / static_cast<float>(d) + eps);
-          float* hr = H.data() + i * d;
-          for (int64_t j = 0; j < d; ++j) hr[j] = xr[j] * inv * NW[j];
+          diff2[e] += dd[i];
+          norm2[e] += pp[i];
         }
         tile_linear(H.data(), rows, head.w1, head.b1, G.data());
-        // LibTorch's vectorized (erf) GELU on the tile; serial here, inside a parallel region.
-        torch::Tensor tile = torch::from_blob(G.data(), {rows, d}, torch::kFloat32);
-        at::gelu_(tile);
+        gelu_values(G.data(), rows * d);
         tile_linear(G.data(), rows, head.w2, head.b2, Z.data());
         for (int64_t i = 0; i < rows; ++i) {
           const float* z = Z.data() + i * C;

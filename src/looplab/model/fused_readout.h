@@ -4,7 +4,7 @@
 // the plain path: about fifteen LibTorch operations, each a pass over the whole batch (the
 // head's RMSNorm alone is five). Here each thread takes whole examples and runs the head on
 // their rows in tiles that stay in its cache: the RMSNorm and the step's sums in one pass over
-// the rows, the head's two linear layers as single-threaded products, LibTorch's GELU on the
+// the rows, the head's two linear layers as single-threaded products, GELU (row_math.h's erf) on the
 // tile, then the decoding and the comparisons per row. CPU float32 only; elsewhere the plain
 // path (eval/evaluate.cpp). tests/train/evaluate_test.cpp checks the one against the other.
 #pragma once

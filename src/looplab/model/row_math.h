@@ -1,0 +1,59 @@
+// Arithmetic for the fused engine's row loops (model/fused_block.cpp, model/fused_readout.cpp):
+// functions written in plain arithmetic so that a loop of them vectorizes (libm's are a call per
+// element), and the attribute that compiles such loops for AVX-512 and AVX2 beside baseline
+// x86-64. Both files are compiled with reordered additions and without errno (CMakeLists.txt).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace looplab {
+
+// The per-token loops that run at every iteration, compiled for AVX-512 and AVX2 beside the
+// baseline x86-64 (chosen once at load time): the rest of looplab is built for any x86-64.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define LOOPLAB_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define LOOPLAB_CLONES
+#endif
+
+// exp(x) for x <= 0 (a softmax's shifted scores) in plain arithmetic, so that a loop of them
+// vectorizes (libm's expf is a call per element): Cephes' expf, x = n ln 2 + r with |r| <= ln2/2,
+// a degree-6 polynomial in r, times 2^n built in the exponent bits. Relative error ~1e-7; 0 for
+// x below -87, where expf is below float's normal range. Doubles take libm's exp.
+inline float exp_nonpositive(float x) {
+  x = std::max(x, -87.0f);
+  const float n = std::floor(x * 1.44269504088896341f + 0.5f);
+  const float r = x - n * 0.693359375f - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return p * scale;
+}
+inline double exp_nonpositive(double x) { return std::exp(x); }
+
+// GELU, exact form x/2 (1 + erf(x / sqrt 2)), with erf by Abramowitz and Stegun 7.1.26 (absolute
+// error below 1.5e-7, the formula of ATen's own vectorized erf): erf(a) = 1 - t (a1 + t (a2 + ...))
+// exp(-a^2), t = 1 / (1 + p a), for a >= 0, odd in a. Float only (the readout's).
+inline float gelu_erf(float x) {
+  const float a = std::abs(x) * 0.70710678118654752f;
+  const float t = 1.0f / (1.0f + 0.3275911f * a);
+  float poly = 1.061405429f;
+  poly = poly * t - 1.453152027f;
+  poly = poly * t + 1.421413741f;
+  poly = poly * t - 0.284496736f;
+  poly = poly * t + 0.254829592f;
+  const float erf_a = 1.0f - poly * t * exp_nonpositive(-a * a);
+  return 0.5f * x * (1.0f + (x < 0 ? -erf_a : erf_a));
+}
+
+}  // namespace looplab
