@@ -286,7 +286,9 @@ void run_latency(const LatencyOptions& o) {
   // BLAS: those products alone, same shapes and weights, same process. Nothing else of the
   // iteration (attention scores, norms, RoPE, GELU, residuals) is in it.
   double dense_flops = 0;
-  const std::vector<Dense> dense = dense_layers(*s.model, o.model.batch, s.positions, x.options(), dense_flops);
+  // In the weights' dtype (under bf16-mixed the state can be bfloat16; these run without autocast).
+  const std::vector<Dense> dense =
+      dense_layers(*s.model, o.model.batch, s.positions, x.options().dtype(s.model->dtype()), dense_flops);
   const double dense_seconds = median_seconds(o.reps, [&] {
     for (const Dense& l : dense) at::linear(l.input, l.weight, l.bias);
     sync_device(s.device);

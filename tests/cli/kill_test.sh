@@ -5,10 +5,13 @@
 # with the weights of an uninterrupted run. Then a truncated and a corrupted checkpoint, and a
 # settings file cut short: each an error naming the file on resume, never a silent restart.
 # And (as root) a full disk: a write that fails leaves the previous checkpoint loadable.
-# Usage: kill_test.sh path/to/looplab [KILLS]
+# Then EARLY kills in the first second, where the folder is made (issue 34): never a half-made
+# folder.
+# Usage: kill_test.sh path/to/looplab [KILLS] [EARLY]
 set -u
 LOOPLAB=$1
 KILLS=${2:-24}
+EARLY=${3:-50}
 TMP=$(mktemp -d)
 trap 'mountpoint -q "$TMP/full" 2>/dev/null && umount "$TMP/full"; rm -rf "$TMP"' EXIT
 source "$(dirname "$0")/lib.sh"
@@ -56,6 +59,39 @@ for i in $(seq 0 $((KILLS - 1))); do
 done
 echo "kill points: $KILLS tried over ${total_ms} ms ($landed landed before the run ended), $matched resumed runs equal the uninterrupted one"
 [ "$landed" -ge $((KILLS / 2)) ] && ok || bad "only $landed of $KILLS kills landed while the run was alive"
+
+# --- the first second, where the folder is made: EARLY kill points 20 ms apart ---------------
+# After each the folder is absent (the kill came before it was renamed into place) or holds its
+# settings (a resume starts it); never half made. Each then runs to the end of its one epoch and
+# equals the uninterrupted one-epoch run.
+expect_ok "uninterrupted one-epoch run" "$LOOPLAB" "${RUN[@]}" --epochs 1 --out "$TMP/straight1"
+half=0 early_matched=0 absent=0
+for i in $(seq 0 $((EARLY - 1))); do
+  dir="$TMP/e$i"
+  "$LOOPLAB" "${RUN[@]}" --epochs 1 --out "$dir" >/dev/null 2>&1 &
+  pid=$!
+  sleep "$(printf '0.%03d' $(( (20 * i) % 1000 )))"
+  kill -9 "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  if [ -d "$dir" ] && [ ! -f "$dir/training.json" ]; then half=$((half + 1)); bad "e$i: a half-made folder: $(ls -A "$dir")"; fi
+  if [ -f "$dir/training.json" ]; then
+    "$LOOPLAB" --threads 1 train --resume "$dir" >/dev/null 2>"$TMP/err" || bad "e$i: resume failed: $(cat "$TMP/err")"
+  else
+    absent=$((absent + 1))
+    "$LOOPLAB" "${RUN[@]}" --epochs 1 --out "$dir" >/dev/null 2>"$TMP/err" || bad "e$i: start failed: $(cat "$TMP/err")"
+  fi
+  cmp -s "$dir/model.safetensors" "$TMP/straight1/model.safetensors" && early_matched=$((early_matched + 1)) ||
+    bad "e$i: differs from the uninterrupted one-epoch run"
+done
+echo "first-second kill points: $EARLY, 20 ms apart: $absent left no folder, $half a half-made one, $early_matched runs equal the uninterrupted one"
+[ "$half" -eq 0 ] && [ "$early_matched" -eq "$EARLY" ] && ok || bad "first-second kills"
+# The folder a killed start leaves under its temporary name is cleared by the next start.
+mkdir -p "$TMP/p.partial" && touch "$TMP/p.partial/config.json"
+expect_ok "start over a left temporary folder" "$LOOPLAB" "${RUN[@]}" --epochs 1 --out "$TMP/p"
+[ ! -e "$TMP/p.partial" ] && cmp -s "$TMP/p/model.safetensors" "$TMP/straight1/model.safetensors" && ok ||
+  bad "a left temporary folder was not cleared"
+expect_error "resume of a folder without settings" "no run to resume (no training.json)" \
+  "$LOOPLAB" train --resume "$TMP/p.partial.none"
 
 # --- a damaged checkpoint or settings file on resume: an error naming the file ---------------
 cp -r "$TMP/straight" "$TMP/cut"

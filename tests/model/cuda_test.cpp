@@ -29,13 +29,15 @@ std::string no_cuda_reason() {
 
 // The reference vectors on CUDA in `dtype`, compared in float64 against the independent
 // double-precision outputs, relative to the largest entry.
-void vectors_on_cuda(torch::Dtype dtype, double tolerance) {
+// `mixed`: float32 weights under bfloat16 autocast (bf16-mixed).
+void vectors_on_cuda(torch::Dtype dtype, double tolerance, bool mixed = false) {
   const auto all = vectors::load_index();
   ASSERT_EQ(all.size(), 4u);
   for (const vectors::Vector& v : all) {
     LoopedTransformer model(v.config);
     load_weights(*model, vectors::kDir + "/" + v.name + ".weights.safetensors");
     model->to(torch::kCUDA, dtype);
+    model->set_mixed_precision(mixed);
     const auto io = read_tensors(vectors::kDir + "/" + v.name + ".io.safetensors");
     torch::NoGradGuard no_grad;
     const auto out = model->forward(io.at("input").to(torch::kCUDA, dtype), v.iterations);
@@ -57,6 +59,13 @@ TEST(Cuda, VectorsInBfloat16) {
   // run); cuBLAS accumulates bfloat16 products in float32 as oneDNN does, so the roundings are
   // of the same kind and size on the GPU.
   vectors_on_cuda(torch::kBFloat16, vectors::kBfloat16VectorTolerance);
+}
+
+TEST(Cuda, VectorsInBf16Mixed) {
+  SKIP_WITHOUT_CUDA();
+  // Float32 weights, bfloat16 products under CUDA autocast: within the bfloat16 bound, as on the
+  // CPU (MixedPrecision.VectorsOnTheCpu: 1.2-6.6%).
+  vectors_on_cuda(torch::kFloat32, vectors::kBfloat16VectorTolerance, /*mixed=*/true);
 }
 
 // The same bound on the CPU, where it is measured on every run: the bfloat16 tolerance is no

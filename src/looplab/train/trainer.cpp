@@ -297,10 +297,28 @@ void train(const std::string& dir, const RunSpec& given, torch::Device device, R
     // Files named on the command line are relative to where it ran; training.json keeps them
     // absolute, and files inside the run directory relative to it.
     spec.data = with_absolute_files(spec.data);
-    make_directories(dir);
-    task(spec.data.task).prepare(spec.data, dir, torch::get_num_threads());
-    write_file_atomic(run.file(RunDir::kConfig), to_json(spec.model).dump(2) + "\n");
-    run.write_spec(spec);
+    // The folder appears whole: a new one is made under a temporary name beside it (its data
+    // pool, config.json, training.json) and renamed into place, so that after a kill at any
+    // moment it is absent or holds settings a resume starts from. A folder that exists already
+    // (one the user made, holding data files) is filled in place, its settings last.
+    std::string target = std::filesystem::path(dir).lexically_normal().string();
+    while (target.size() > 1 && target.back() == '/') target.pop_back();
+    const bool fresh = !std::filesystem::exists(target);
+    const std::string building = fresh ? target + ".partial" : target;
+    if (fresh) {
+      std::filesystem::remove_all(building);  // left by a killed start
+      make_directories(building);
+    }
+    task(spec.data.task).prepare(spec.data, building, torch::get_num_threads());
+    const RunDir made(building);
+    write_file_atomic(made.file(RunDir::kConfig), to_json(spec.model).dump(2) + "\n");
+    made.write_spec(spec);
+    if (fresh) {
+      std::error_code ec;
+      std::filesystem::rename(building, target, ec);
+      if (ec) throw Error(target + ": cannot move the new run folder into place from " + building + ": " + ec.message());
+    }
+    if (spec.data.base_dir == building) spec.data.base_dir = target;
     return spec;
   });
 }
@@ -308,6 +326,9 @@ void train(const std::string& dir, const RunSpec& given, torch::Device device, R
 void resume(const std::string& dir, int64_t epochs, torch::Device device, Ranks& ranks) {
   start(dir, device, ranks, [&] {
     const RunDir run(dir);
+    if (!run.has(RunDir::kTraining))
+      throw Error(dir + ": no run to resume (no " + RunDir::kTraining + "): start one with `looplab train ... --out " + dir +
+                  "`");
     RunSpec spec = run.spec();
     if (spec.schema_version < 2)
       throw Error(run.file(RunDir::kTraining) + ": schema_version " + std::to_string(spec.schema_version) +
