@@ -207,7 +207,9 @@ void run_step(const StepOptions& o) {
   // each rank on its part of the batch, with the gradient all-reduce timed on its own.
   const auto ranks = Ranks::join(launch_from_environment(), device, std::chrono::seconds(60));
   const bool matmul = !o.no_matmul && ranks->size() == 1;  // ranks measuring at once would share the cores
-  const double gflops = matmul ? matmul_gflops(device, dtype, 5) : 0;
+  // The yardstick in the products' precision: bfloat16 under bf16-mixed.
+  const torch::Dtype products = is_mixed_precision(o.model.precision) ? torch::kBFloat16 : dtype;
+  const double gflops = matmul ? matmul_gflops(device, products, 5) : 0;
   Synthetic s = synthetic_setup(o.model);
   s.model->train();
   auto params = s.model->parameters();
@@ -293,7 +295,7 @@ void run_latency(const LatencyOptions& o) {
     for (const Dense& l : dense) at::linear(l.input, l.weight, l.bias);
     sync_device(s.device);
   });
-  const double gflops = matmul_gflops(s.device, s.dtype, 5);
+  const double gflops = matmul_gflops(s.device, s.model->mixed_precision() ? torch::kBFloat16 : s.dtype, 5);
   // The iteration's model FLOPs (model_flops: what looplab runs, Wh x0 outside the loop).
   const double iteration_flops =
       model_flops(s.model->config(), s.positions).iteration * static_cast<double>(o.model.batch * s.positions);
