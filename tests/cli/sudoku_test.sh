@@ -74,6 +74,13 @@ expect_ok "solve with the model" "$LOOPLAB" solve "$TMP/moved" --puzzle "$HARD" 
 grep -q "^valid solution: " "$TMP/out" && ok || bad "solve: $(cat "$TMP/out")"
 grep -Eq "^prediction (unchanged from|still changing at) iteration" "$TMP/out" && ok || bad "solve: no settling line"
 expect_error "solve: bad puzzle" "--puzzle: character 3 is 'z'" "$LOOPLAB" solve "$TMP/moved" --puzzle "12z${Q:3}"
+# A data file placed in the run folder before training is recorded relative to it, and travels.
+mkdir -p "$TMP/own" && cp "$TMP/moved/sudoku.csv" "$TMP/own/pool.csv"
+expect_ok "train from a file inside the run folder" "$LOOPLAB" --threads 2 train "${TINY[@]}" \
+  --data-file "$TMP/own/pool.csv" --out "$TMP/own"
+grep -q '"data_file": "pool.csv"' "$TMP/own/training.json" && ok || bad "train: a file inside the run not recorded relative to it"
+mv "$TMP/own" "$TMP/own-moved"
+expect_ok "eval of the moved run" "$LOOPLAB" eval "$TMP/own-moved" --split val --iters 1:2
 printf '%s\nok,%s,%s,5\n' "$HEAD" "$Q" "$A" >"$TMP/one.csv"
 expect_error "train: too few puzzles" "one.csv: 0 easy puzzles (rating < 5), need 40 for train + 10 for val" \
   "$LOOPLAB" train "${TINY[@]}" --data-file "$TMP/one.csv" --out "$TMP/run2"

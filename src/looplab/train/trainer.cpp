@@ -309,6 +309,16 @@ void train(const std::string& dir, const RunSpec& given, torch::Device device, R
       std::filesystem::remove_all(building);  // left by a killed start
       make_directories(building);
     }
+    // A data file inside the run folder is kept relative to it, so that it travels with the folder.
+    const std::filesystem::path home = std::filesystem::absolute(target).lexically_normal();
+    for (std::string* f : {&spec.data.train_file, &spec.data.val_file, &spec.data.hard_file, &spec.data.data_file}) {
+      if (f->empty()) continue;
+      const std::filesystem::path inside = std::filesystem::path(*f).lexically_normal().lexically_relative(home);
+      if (!inside.empty() && *inside.begin() != "..") {
+        *f = inside.string();
+        spec.data.base_dir = target;
+      }
+    }
     task(spec.data.task).prepare(spec.data, building, torch::get_num_threads());
     const RunDir made(building);
     write_file_atomic(made.file(RunDir::kConfig), to_json(spec.model).dump(2) + "\n");
