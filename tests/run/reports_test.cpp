@@ -468,6 +468,9 @@ TEST(RunDirTest, SpecRoundTripsThroughTrainingJson) {
 
 #ifdef LOOPLAB_SOURCE_DIR
 const std::string kModels = std::string(LOOPLAB_SOURCE_DIR) + "/models";
+// Reports as looplab wrote them before files carried a schema_version (copies of committed
+// run folders' files of 2026-11-30; the run folders themselves are retrained and rewritten).
+const std::string kOldReports = std::string(LOOPLAB_SOURCE_DIR) + "/tests/data/reports";
 
 // `written` equals `original` exactly (values, key sets, integer versus double) apart from
 // the added schema_version (files written since versions exist have it already).
@@ -480,8 +483,8 @@ void expect_same_apart_from_version(json original, json written) {
   EXPECT_EQ(written.dump(), original.dump());
 }
 
-TEST(CommittedRuns, AnalysisReadsAndWritesBackUnchanged) {
-  const std::string path = kModels + "/prefix-sums-external-post/analysis.json";
+TEST(OldReports, AnalysisReadsAndWritesBackUnchanged) {
+  const std::string path = kOldReports + "/analysis-before-versions.json";
   const json original = json::parse(read_file(path));
   ASSERT_FALSE(original.contains("schema_version"));
   const AnalysisReport r = read_report<AnalysisReport>(path);
@@ -491,8 +494,8 @@ TEST(CommittedRuns, AnalysisReadsAndWritesBackUnchanged) {
   expect_same_apart_from_version(original, r);
 }
 
-TEST(CommittedRuns, EvalReadsAndWritesBackUnchanged) {
-  const std::string path = kModels + "/sudoku-external-post/eval.json";
+TEST(OldReports, EvalReadsAndWritesBackUnchanged) {
+  const std::string path = kOldReports + "/eval-before-versions.json";
   const json original = json::parse(read_file(path));
   ASSERT_FALSE(original.contains("schema_version"));
   const EvalReport r = read_report<EvalReport>(path);
@@ -501,8 +504,8 @@ TEST(CommittedRuns, EvalReadsAndWritesBackUnchanged) {
   expect_same_apart_from_version(original, r);
 }
 
-TEST(CommittedRuns, MetricsReadAndWriteBackUnchanged) {
-  const std::string path = kModels + "/prefix-sums-external-post/metrics.jsonl";
+TEST(OldReports, MetricsReadAndWriteBackUnchanged) {
+  const std::string path = kOldReports + "/metrics-before-versions.jsonl";
   std::istringstream in(read_file(path));
   std::vector<json> original;
   for (std::string line; std::getline(in, line);)
@@ -510,6 +513,7 @@ TEST(CommittedRuns, MetricsReadAndWriteBackUnchanged) {
   const std::vector<EpochMetrics> m = read_metrics(path);
   ASSERT_EQ(m.size(), original.size());
   ASSERT_FALSE(m.empty());
+  ASSERT_FALSE(original[0].contains("schema_version"));
   for (size_t i = 0; i < m.size(); ++i) {
     SCOPED_TRACE("line " + std::to_string(i + 1));
     EXPECT_EQ(m[i].schema_version, 1);
