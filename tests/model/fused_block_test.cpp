@@ -1,9 +1,9 @@
-// The fused iteration (model/fused_block.h) against the plain LibTorch block, without gradient
+// The fused iteration (model/engine/engine.h) against the plain LibTorch block, without gradient
 // and with (its hand-written backward, also against finite differences):
 // every recall x pre/peri/post norm, short sequences (where the plain path uses a dense masked
 // softmax) and long ones (a gathered window), 1-D and 2-D grids, the CPU preset's width and
 // heads, one block call and a loop of many; and the cases it leaves to the plain path.
-#include "looplab/model/fused_block.h"
+#include "looplab/model/engine/engine.h"
 
 #include <gtest/gtest.h>
 
@@ -55,7 +55,7 @@ TEST(FusedBlock, EqualsThePlainBlock) {
         int64_t L = 1;
         for (int64_t g : k.grid) L *= g;
         // Batch 1 on two threads takes the row-parallel forward, batch 4 the tiles of whole
-        // sequences (fused_block.cpp: sequences_per_tile); the batch alternates between cases.
+        // sequences (model/engine/block_tiles.cpp: sequences_per_tile); the batch alternates between cases.
         const int64_t batch = checked % 2 == 0 ? 4 : 1;
         const torch::Tensor input = torch::randint(0, 2, {batch, L, 1}).to(torch::kFloat32);
         const Loop loop(*model, input);
@@ -344,6 +344,39 @@ TEST(FusedBlock, LeavesTheRestToThePlainPath) {
   EXPECT_TRUE(fused_block_applies(full_block, x, full->positions({64})));  // full attention, every key
   const torch::Tensor longer = torch::randn({1, kMaxFusedKeys + 1, 16});
   EXPECT_FALSE(fused_block_applies(full_block, longer, full->positions({kMaxFusedKeys + 1})));  // too many keys
+}
+
+// engine_for names the engine of a configuration by the same allow-list that each block call
+// goes by: for every recall x norm, its answer is the block's.
+TEST(Engine, ForAConfigurationIsTheBlocksChoice) {
+  torch::NoGradGuard no_grad;
+  for (Recall recall : {Recall::kNone, Recall::kExternal, Recall::kInternal, Recall::kFixed})
+    for (Norm norm : {Norm::kPre, Norm::kPeri, Norm::kPost, Norm::kGru})
+      for (const std::string task : {"prefix-sums", "sudoku"}) {
+        ModelConfig c = default_config(task, recall, norm, 16);
+        c.heads = 2;
+        if (recall == Recall::kFixed) c.blocks = 2;
+        LoopedTransformer model(c);
+        const EngineChoice choice = engine_for(c);
+        const torch::Tensor x = torch::randn({1, c.grid.size() == 1 ? c.grid[0] : c.grid[0] * c.grid[1], 16});
+        const auto& block = *(*model->recur_blocks)[0]->as<BlockImpl>();
+        EXPECT_EQ(choice.fused, fused_block_applies(block, x, model->positions(c.grid))) << choice.describe();
+        EXPECT_EQ(choice.fused, norm != Norm::kGru) << choice.describe();
+        EXPECT_EQ(choice.describe(), norm == Norm::kGru ? "plain (the gru norm)" : "fused");
+      }
+  const ModelConfig c = default_config("prefix-sums", Recall::kExternal, Norm::kPost, 64);
+  EXPECT_EQ(engine_for(c, "cuda").describe(), "plain (not on the CPU)");
+  EXPECT_EQ(engine_for(c, "cpu", "float32", "bf16-mixed").describe(), "plain (bf16-mixed: autocast's bfloat16 products)");
+  EXPECT_EQ(engine_for(c, "cpu", "bfloat16").describe(), "plain (bfloat16 parameters)");
+  EXPECT_TRUE(engine_for(c, "cpu", "float64").fused);
+  ModelConfig full = default_config("sudoku", Recall::kExternal, Norm::kPost, 64);
+  EXPECT_TRUE(engine_for(full).fused);  // 81 tokens, every one a key
+  full.grid = {17, 17};
+  EXPECT_EQ(engine_for(full).describe(), "plain (full attention over more than 256 tokens)");
+  {
+    PlainEngine plain;
+    EXPECT_EQ(engine_for(c).describe(), "plain (LOOPLAB_ENGINE=plain or a PlainEngine scope)");
+  }
 }
 
 }  // namespace

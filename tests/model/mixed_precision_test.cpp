@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "looplab/io/tensor_io.h"
-#include "looplab/model/fused_block.h"
+#include "looplab/model/engine/engine.h"
 #include "looplab/model/looped_transformer.h"
 #include "looplab/model/model_dir.h"
 #include "looplab/runtime.h"
@@ -74,9 +74,8 @@ TEST(MixedPrecision, TrainingStepNearFloat32) {
   EXPECT_EQ(loss_mixed, loss_mixed_plain);
 }
 
-// Beyond 8 windows the neighbourhood attention gathers its keys, where without gradient the
-// float32 kernel (model/neighbourhood_kernel.h) would run: under autocast it declines (v is
-// bfloat16 there), and the output stays within bfloat16's reach of float32's.
+// Beyond 8 windows the neighbourhood attention gathers its keys (the fused engine declines
+// under autocast): the output stays within bfloat16's reach of float32's.
 TEST(MixedPrecision, LongSequencesGatherTheirWindows) {
   ModelConfig c = default_config("prefix-sums", Recall::kExternal, Norm::kPost, 32);
   c.heads = 4;

@@ -6,7 +6,7 @@
 #include <deque>
 #include <limits>
 
-#include "looplab/model/fused_block.h"
+#include "looplab/model/engine/engine.h"
 #include "looplab/util/error.h"
 
 namespace looplab::analysis {
@@ -109,7 +109,7 @@ std::vector<Convergence> convergence(const Loop& loop, const FixedPointOptions& 
 Linearization::Linearization(LoopedTransformerImpl& model, const torch::Tensor& x, const torch::Tensor& x0) {
   torch::AutoGradMode grad_on(true);
   // Its Jacobian-vector products differentiate the backward graph again: the plain blocks'
-  // graph, since the fused block's backward is not itself differentiable (model/fused_block.h).
+  // graph, since the fused block's backward is not itself differentiable (model/engine/engine.h).
   const PlainEngine plain;
   x_ = x.detach().clone().requires_grad_(true);
   x0_ = x0.detach().clone().requires_grad_(true);

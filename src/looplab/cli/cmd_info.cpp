@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "looplab/cli/commands.h"
+#include "looplab/model/engine/engine.h"
 #include "looplab/model/looped_transformer.h"
 #include "looplab/runtime.h"
 
@@ -48,8 +49,11 @@ Command add_info(CLI::App& parent) {
             nlohmann::json breakdown = {{"projection", count(*model->projection)},
                                         {"recur_blocks", count(*model->recur_blocks)},
                                         {"head", count(*model->head)}};
+            // The engine of its blocks on this machine's CPU in float32 (model/engine/engine.h).
+            const std::string engine = engine_for(c).describe();
             if (*json_out) {
-              nlohmann::json j = {{"config", to_json(c)}, {"parameters", total}, {"breakdown", breakdown}};
+              nlohmann::json j = {{"config", to_json(c)}, {"parameters", total}, {"breakdown", breakdown},
+                                  {"engine", engine}};
               std::cout << j.dump(2) << "\n";
               return;
             }
@@ -60,6 +64,8 @@ Command add_info(CLI::App& parent) {
                         << with_commas(n.get<int64_t>()) << "\n";
             std::cout << "runtime     LibTorch " << TORCH_VERSION << ", " << torch::get_num_threads() << " thread(s), CUDA "
                       << (torch::cuda::is_available() ? "available" : "not available") << "\n";
+            std::cout << "engine      " << engine << " on the CPU in float32; "
+                      << engine_for(c, "cpu", "float32", "bf16-mixed").describe() << " under bf16-mixed\n";
           }};
 }
 

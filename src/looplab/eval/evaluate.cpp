@@ -1,6 +1,6 @@
 #include "looplab/eval/evaluate.h"
 
-#include "looplab/model/fused_readout.h"
+#include "looplab/model/engine/readout.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
 
@@ -49,7 +49,7 @@ CurveReport evaluate_curve(LoopedTransformerImpl& model, const Split& split, int
     torch::Tensor x = loop.x0();
     torch::Tensor previous = predict(loop.logits(x), decoding);
     if (fused_readout_applies(model, x)) {
-      // The same counts in one pass per tile (model/fused_readout.h).
+      // The same counts in one pass per tile (model/engine/readout.h).
       loop.run(max_iters, [&](int64_t t, const torch::Tensor& next, const torch::Tensor&) {
         const ReadoutCounts c = fused_readout(model, x, next, target, previous, decoding);
         x = next;

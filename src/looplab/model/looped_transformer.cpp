@@ -5,8 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "looplab/model/fused_block.h"
-#include "looplab/model/neighbourhood_kernel.h"
+#include "looplab/model/engine/engine.h"
 #include "looplab/util/error.h"
 
 namespace looplab {
@@ -135,9 +134,6 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& u, const Positions& p)
   if (p.window_bias.defined()) {
     // Neighbourhood attention on a short sequence: a dense product with the window as a mask.
     out = torch::matmul(torch::softmax(torch::matmul(q, k.transpose(-1, -2)) * scale + p.window_bias, -1), v);
-  } else if (p.window.defined() && neighbourhood_kernel_applies(q)) {
-    // Without gradient: one pass per query, no gather (model/neighbourhood_kernel.h).
-    out = neighbourhood_attention_kernel(q, k, v, p.window, scale);
   } else if (p.window.defined()) {
     // Gather each query's W keys and values: [B, heads, L, W, head_dim].
     const int64_t W = p.window.size(1);
@@ -202,7 +198,7 @@ torch::Tensor BlockImpl::sublayer_step(const torch::Tensor& r, const torch::Tens
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& wh_x0, const Positions& p) {
-  // Without gradient on the CPU: the same block in a few fused passes (model/fused_block.h).
+  // Without gradient on the CPU: the same block in a few fused passes (model/engine/engine.h).
   if (fused_block_applies(*this, x, p)) return fused_block_forward(*this, x, wh_x0, p);
   const torch::Tensor r = recall_kind == Recall::kExternal ? recall(x, wh_x0) : x;
   const torch::Tensor z = sublayer_step(r, wh_x0, p, /*attention=*/true);

@@ -48,7 +48,7 @@ struct Positions {
   torch::Tensor window;
   torch::Tensor window_bias;
   // The keys each query sees [L, W], int64 on the CPU, for the fused iteration
-  // (model/fused_block.h): its window (neighbourhood attention, any length), or every position
+  // (model/engine/engine.h): its window (neighbourhood attention, any length), or every position
   // (full attention, up to kMaxFusedKeys tokens; undefined beyond).
   torch::Tensor keys;
 };
@@ -136,7 +136,7 @@ class LoopedTransformerImpl : public torch::nn::Module {
   // Mixed precision (runtime.h, "bf16-mixed"): every Loop of this model runs its projection,
   // iterations and head under bfloat16 autocast, its weights staying float32; the head's logits
   // come back in float32 for the loss and the readout. Off by default. The fused block
-  // (model/fused_block.h) declines under autocast: every iteration takes the plain path.
+  // (model/engine/engine.h) declines under autocast: every iteration takes the plain path.
   void set_mixed_precision(bool mixed) { mixed_precision_ = mixed; }
   bool mixed_precision() const { return mixed_precision_; }
 

@@ -1,13 +1,14 @@
-#include "looplab/model/fused_readout.h"
+#include "looplab/model/engine/readout.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "looplab/model/fused_block.h"
+#include "looplab/model/engine/engine.h"
+#include "looplab/model/engine/products.h"
 #include "looplab/model/looped_transformer.h"
-#include "looplab/model/row_math.h"
+#include "looplab/model/engine/row_math.h"
 #include "looplab/runtime.h"
 
 namespace looplab {
@@ -106,9 +107,9 @@ ReadoutCounts fused_readout(const LoopedTransformerImpl& model, const torch::Ten
           diff2[e] += dd[i];
           norm2[e] += pp[i];
         }
-        tile_linear(H.data(), rows, head.w1, head.b1, G.data());
+        engine::tile_linear(H.data(), rows, head.w1, head.b1, G.data());
         gelu_values(G.data(), rows * d);
-        tile_linear(G.data(), rows, head.w2, head.b2, Z.data());
+        engine::tile_linear(G.data(), rows, head.w2, head.b2, Z.data());
         for (int64_t i = 0; i < rows; ++i) {
           const float* z = Z.data() + i * C;
           if (decoding == Decoding::kArgmax) {
