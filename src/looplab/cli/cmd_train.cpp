@@ -56,9 +56,7 @@ void add_run_options(CLI::App* app, const std::shared_ptr<Options>& o) {
 Command add_train(CLI::App& parent) {
   auto* app = parent.add_subcommand("train", "Train with the progressive loss (SPEC section 2), or --resume a run");
   auto o = std::make_shared<Options>();
-  app->add_option("--task", o->task, task_names())->capture_default_str()->check(task_name());
-  app->add_option("--recall", o->recall, "none, external, internal or fixed")->capture_default_str()->check(recall_name());
-  app->add_option("--norm", o->norm, "pre, peri, post or gru")->capture_default_str()->check(norm_name());
+  add_architecture_options(app, o->task, o->recall, o->norm);
   app->add_option("--preset", o->preset, "paper (the paper's sizes) or cpu (for 2 cores)")
       ->capture_default_str()
       ->check(checked("PRESET", [](const std::string& v) { all_tasks().front()->preset(v); }, {"paper", "cpu"}));

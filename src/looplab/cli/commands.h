@@ -11,7 +11,7 @@
 
 #include "looplab/model/config.h"
 #include "looplab/tasks/task.h"
-#include "looplab/util/suggest.h"  // checked, task_name, recall_name, norm_name
+#include "looplab/cli/suggest.h"  // checked, task_name, recall_name, norm_name
 
 namespace looplab::cli {
 
@@ -46,6 +46,8 @@ struct ModelOptions {
   int64_t window = 5;
 };
 void add_model_options(CLI::App* app, ModelOptions& o);
+// --task, --recall and --norm with their help and checks (info, init, train).
+void add_architecture_options(CLI::App* app, std::string& task, std::string& recall, std::string& norm);
 ModelConfig model_config(const ModelOptions& o);  // validated; throws looplab::Error
 
 

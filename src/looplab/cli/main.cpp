@@ -8,17 +8,22 @@
 #include "looplab/runtime.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
-#include "looplab/util/suggest.h"
+#include "looplab/util/list.h"
+#include "looplab/cli/suggest.h"
 
 namespace looplab::cli {
 
 std::string default_task() { return all_tasks().front()->name(); }
 
+void add_architecture_options(CLI::App* app, std::string& task, std::string& recall, std::string& norm) {
+  app->add_option("--task", task, task_names())->capture_default_str()->check(task_name());
+  app->add_option("--recall", recall, join_names(recall_names()))->capture_default_str()->check(recall_name());
+  app->add_option("--norm", norm, join_names(norm_names()))->capture_default_str()->check(norm_name());
+}
+
 void add_model_options(CLI::App* app, ModelOptions& o) {
   o.task = default_task();
-  app->add_option("--task", o.task, task_names())->capture_default_str()->check(task_name());
-  app->add_option("--recall", o.recall, "none, external, internal or fixed")->capture_default_str()->check(recall_name());
-  app->add_option("--norm", o.norm, "pre, peri, post or gru")->capture_default_str()->check(norm_name());
+  add_architecture_options(app, o.task, o.recall, o.norm);
   app->add_option("--width", o.width, "hidden width d")->capture_default_str();
   app->add_option("--heads", o.heads, "attention heads")->capture_default_str();
   app->add_option("--mlp-ratio", o.mlp_ratio, "MLP hidden = ratio x width")->capture_default_str();

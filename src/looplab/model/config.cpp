@@ -41,7 +41,23 @@ std::string name_of(const Names<E> (&table)[N], E v) {
   return "?";
 }
 
+template <typename E, size_t N>
+std::vector<std::string> names_of(const Names<E> (&table)[N]) {
+  std::vector<std::string> out;
+  for (const auto& n : table) out.push_back(n.name);
+  return out;
+}
+
 }  // namespace
+
+const std::vector<std::string>& recall_names() {
+  static const std::vector<std::string> names = names_of(kRecalls);
+  return names;
+}
+const std::vector<std::string>& norm_names() {
+  static const std::vector<std::string> names = names_of(kNorms);
+  return names;
+}
 
 std::string to_string(Recall r) { return name_of(kRecalls, r); }
 std::string to_string(Norm n) { return name_of(kNorms, n); }

@@ -23,6 +23,9 @@ enum class Norm { kPre, kPeri, kPost, kGru };
 
 std::string to_string(Recall r);
 std::string to_string(Norm n);
+// Every valid name, in the enums' order: the one list the flags, their help and checks use.
+const std::vector<std::string>& recall_names();
+const std::vector<std::string>& norm_names();
 // Parse a command-line or config value; throws looplab::Error listing the valid values.
 Recall parse_recall(const std::string& s);
 Norm parse_norm(const std::string& s);

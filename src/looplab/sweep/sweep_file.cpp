@@ -9,11 +9,10 @@
 #include "looplab/model/config.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
-#include "looplab/util/suggest.h"
+#include "looplab/util/nearest.h"
 
 namespace looplab::sweep {
 
-using cli::nearest;
 
 namespace fs = std::filesystem;
 

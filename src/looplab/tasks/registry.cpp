@@ -1,6 +1,7 @@
 #include "looplab/tasks/registry.h"
 
 #include "looplab/util/error.h"
+#include "looplab/util/list.h"
 
 // Each task folder defines `const Task& NAME_task()` (NAME: the folder). To add a task, add
 // its folder and one line to this list (docs/architecture.md).
@@ -23,11 +24,9 @@ const std::vector<const Task*>& all_tasks() {
 }
 
 std::string task_names(const std::string& last_sep) {
-  std::string names;
-  const auto& all = all_tasks();
-  for (size_t i = 0; i < all.size(); ++i)
-    names += (i == 0 ? "" : i + 1 == all.size() ? last_sep : ", ") + all[i]->name();
-  return names;
+  std::vector<std::string> names;
+  for (const Task* t : all_tasks()) names.push_back(t->name());
+  return join_names(names, last_sep);
 }
 
 const Task& task(const std::string& name) {

@@ -15,6 +15,13 @@
 
 namespace looplab {
 
+// {"a", "b", "c"} -> "a, b or c" (`last` between the last two).
+inline std::string join_names(const std::vector<std::string>& names, const std::string& last = " or ") {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? last : ", ") + names[i];
+  return out;
+}
+
 inline std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);

@@ -1,6 +1,6 @@
 // Tests of the command-line suggestions against a real CLI11 app built like looplab's, parsed
 // the way main() parses (App::parse(argc, argv)).
-#include "looplab/util/suggest.h"
+#include "looplab/cli/suggest.h"
 
 #include <CLI/CLI.hpp>
 #include <gtest/gtest.h>

@@ -1,5 +1,6 @@
 // Helpful one-line messages for command-line mistakes: "did you mean ...?" for a mistyped
-// command or option, the command list when none was given. Torch-free; depends on CLI11 only.
+// command or option, the command list when none was given, checks of names with the nearest valid
+// one. Torch-free (CLI11, the task registry and model/config.h's names).
 #pragma once
 
 #include <cstddef>
@@ -9,16 +10,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "looplab/util/nearest.h"
+
 namespace looplab::cli {
 
-// Levenshtein edit distance (insertions, deletions, substitutions), where a transposition of
-// two adjacent characters also counts as one edit (optimal string alignment distance).
-size_t edit_distance(const std::string& a, const std::string& b);
-
-// The candidate nearest to `word`, or "" when none is close enough. Close enough: edit distance
-// <= max(1, word.size() / 3), or the only candidate that starts with `word`. Among the close
-// ones the smallest distance wins; on a tie, the first in the candidates' order.
-std::string nearest(const std::string& word, const std::vector<std::string>& candidates);
+using looplab::nearest;
 
 // Explains why parsing `args` (argv without the program name, in command-line order) failed,
 // given the root app as it was set up and the exception CLI11 threw. Returns one line, without
