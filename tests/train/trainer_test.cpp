@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "looplab/io/tensor_io.h"
-#include "looplab/model/model_dir.h"
+#include "looplab/run/model_dir.h"
 #include "looplab/util/error.h"
 
 namespace looplab {
@@ -45,7 +45,7 @@ TEST_F(TrainerTest, TwoEpochsResumeOneEqualsThreeStraight) {
   train(straight, tiny_spec(3), torch::kCPU);
   train(resumed, tiny_spec(2), torch::kCPU);
   resume(resumed, 3, torch::kCPU);
-  const auto a = read_tensors(straight + "/" + kWeightsFile), b = read_tensors(resumed + "/" + kWeightsFile);
+  const auto a = read_tensors(straight + "/" + RunDir::kWeights), b = read_tensors(resumed + "/" + RunDir::kWeights);
   ASSERT_EQ(a.size(), b.size());
   for (const auto& [name, t] : a) EXPECT_TRUE(torch::equal(t, b.at(name))) << name;
   // The weights did change from their initialization.

@@ -7,7 +7,7 @@
 
 #include "looplab/analysis/model_report.h"
 #include "looplab/cli/commands.h"
-#include "looplab/model/model_dir.h"
+#include "looplab/run/model_dir.h"
 #include "looplab/run/run_dir.h"
 #include "looplab/run/stages.h"
 #include "looplab/runtime.h"

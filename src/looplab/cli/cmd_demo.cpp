@@ -7,7 +7,7 @@
 
 #include "looplab/cli/commands.h"
 #include "looplab/eval/evaluate.h"
-#include "looplab/model/model_dir.h"
+#include "looplab/run/model_dir.h"
 #include "looplab/run/run_dir.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/train/trainer.h"

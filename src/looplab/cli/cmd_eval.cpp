@@ -9,7 +9,7 @@
 #include "looplab/cli/commands.h"
 #include "looplab/eval/accelerated.h"
 #include "looplab/eval/evaluate.h"
-#include "looplab/model/model_dir.h"
+#include "looplab/run/model_dir.h"
 #include "looplab/run/run_dir.h"
 #include "looplab/run/stages.h"
 #include "looplab/runtime.h"

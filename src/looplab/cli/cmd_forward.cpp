@@ -4,7 +4,7 @@
 
 #include "looplab/cli/commands.h"
 #include "looplab/io/tensor_io.h"
-#include "looplab/model/model_dir.h"
+#include "looplab/run/model_dir.h"
 #include "looplab/runtime.h"
 #include "looplab/util/error.h"
 

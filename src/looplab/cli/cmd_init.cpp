@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "looplab/cli/commands.h"
-#include "looplab/model/model_dir.h"
+#include "looplab/run/model_dir.h"
 #include "looplab/util/error.h"
 
 namespace looplab::cli {
@@ -23,12 +23,12 @@ Command add_init(CLI::App& parent) {
   app->add_flag("--force", o->force, "overwrite a model already in --out");
   return {app, [o] {
             const ModelConfig c = model_config(o->model);
-            if (!o->force && std::filesystem::exists(o->out + "/" + kWeightsFile))
+            if (!o->force && std::filesystem::exists(o->out + "/" + RunDir::kWeights))
               throw Error(o->out + ": already holds a model (use --force to overwrite)");
             torch::manual_seed(o->seed);
             LoopedTransformer model(c);  // PyTorch's default initialization, as the paper's code
             save_model(o->out, *model);
-            std::cout << "wrote " << o->out << "/" << kConfigFile << " and " << o->out << "/" << kWeightsFile << "\n";
+            std::cout << "wrote " << o->out << "/" << RunDir::kConfig << " and " << o->out << "/" << RunDir::kWeights << "\n";
           }};
 }
 

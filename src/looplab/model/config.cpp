@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "looplab/io/json_file.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
 
@@ -207,11 +206,6 @@ ModelConfig config_from_json(const json& j, const std::string& source) {
     throw Error(source + ": " + e.what());
   }
   return c;
-}
-
-ModelConfig read_model_config(const std::string& dir) {
-  const std::string path = dir + "/config.json";
-  return config_from_json(read_json_file(path), path);
 }
 
 std::string describe(const ModelConfig& c) {

@@ -66,7 +66,7 @@ int64_t parameter_count(const ModelConfig& c);
 
 // config.json's "version". 2: the inputs as the paper's released code encodes them (prefix
 // sums: the bit minus 0.5; chess: rank 8 in grid row 0). 1: looplab before 2026-12-03 (the
-// bit; rank 1 in row 0), still read: model/model_dir.h converts what it can.
+// bit; rank 1 in row 0), still read: run/model_dir.h converts what it can.
 inline constexpr int64_t kModelVersion = 2;
 // The version of a config.json's object (1 where absent); throws looplab::Error for one newer
 // than this looplab reads.
@@ -75,8 +75,5 @@ int64_t model_version(const nlohmann::json& j, const std::string& source);
 nlohmann::json to_json(const ModelConfig& c);
 // `source` names the file in error messages; each missing or ill-typed field is named.
 ModelConfig config_from_json(const nlohmann::json& j, const std::string& source);
-
-// dir/config.json; a missing file, bad JSON or a bad field is a looplab::Error naming the file.
-ModelConfig read_model_config(const std::string& dir);
 
 }  // namespace looplab

@@ -29,7 +29,7 @@ std::string RunDir::weights(const std::string& which) const {
   return kWeights;
 }
 
-ModelConfig RunDir::config() const { return read_model_config(path_); }
+ModelConfig RunDir::config() const { return config_from_json(read_json_file(file(kConfig)), file(kConfig)); }
 
 RunSpec RunDir::spec() const {
   RunSpec s;

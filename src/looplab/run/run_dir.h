@@ -1,7 +1,7 @@
 // A run folder as a type: the names of its files, which weights to load, the run's settings
 // and the data it is evaluated on. A bare model folder (config.json and model.safetensors, as
 // `looplab init` writes) is a run folder without training.json. No LibTorch here (loading the
-// weights is model/model_dir.h's).
+// weights is run/model_dir.h's).
 #pragma once
 
 #include <string>

@@ -9,7 +9,7 @@
 
 #include "looplab/eval/evaluate.h"
 #include "looplab/io/atomic_file.h"
-#include "looplab/model/model_dir.h"
+#include "looplab/run/model_dir.h"
 #include "looplab/run/run_dir.h"
 #include "looplab/runtime.h"
 #include "looplab/util/error.h"

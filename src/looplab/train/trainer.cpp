@@ -17,7 +17,7 @@
 #include "looplab/util/system.h"
 #include "looplab/io/atomic_file.h"
 #include "looplab/io/tensor_io.h"
-#include "looplab/model/model_dir.h"
+#include "looplab/run/model_dir.h"
 #include "looplab/runtime.h"
 #include "looplab/train/adamw.h"
 #include "looplab/train/progressive_loss.h"

@@ -1,5 +1,6 @@
-// A model directory: config.json (every hyper-parameter) and model.safetensors (the weights
-// under the paper's reference state-dict names). Each file is written atomically.
+// A model directory (a run folder's model: run/run_dir.h names its files): config.json (every
+// hyper-parameter) and model.safetensors (the weights under the paper's reference state-dict
+// names). Each file is written atomically. LibTorch; the rest of run/ but stages is torch-free.
 #pragma once
 
 #include <optional>
@@ -10,12 +11,8 @@
 
 namespace looplab {
 
-// The file names of run/run_dir.h, the one place that names a run folder's files.
-inline constexpr const char* kConfigFile = RunDir::kConfig;
-inline constexpr const char* kWeightsFile = RunDir::kWeights;
-
 // Writes dir/config.json and dir/<weights_file>, creating dir if needed.
-void save_model(const std::string& dir, LoopedTransformerImpl& model, const std::string& weights_file = kWeightsFile);
+void save_model(const std::string& dir, LoopedTransformerImpl& model, const std::string& weights_file = RunDir::kWeights);
 
 // Copies weights from a safetensors file into the model. Strict: a missing tensor, an
 // unexpected name or a wrong shape is a looplab::Error naming the file and tensor.
@@ -28,6 +25,6 @@ void load_weights(LoopedTransformerImpl& model, const std::string& path);
 // that says to retrain it.
 LoopedTransformer load_model(const std::string& dir, torch::Device device = torch::kCPU,
                              std::optional<torch::Dtype> dtype = std::nullopt,
-                             const std::string& weights_file = kWeightsFile);
+                             const std::string& weights_file = RunDir::kWeights);
 
 }  // namespace looplab

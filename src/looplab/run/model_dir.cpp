@@ -1,4 +1,4 @@
-#include "looplab/model/model_dir.h"
+#include "looplab/run/model_dir.h"
 
 #include <nlohmann/json.hpp>
 
@@ -17,7 +17,7 @@ std::string join(const std::string& dir, const std::string& file) { return dir +
 
 void save_model(const std::string& dir, LoopedTransformerImpl& model, const std::string& weights_file) {
   make_directories(dir);
-  write_file_atomic(join(dir, kConfigFile), to_json(model.config()).dump(2) + "\n");
+  write_file_atomic(join(dir, RunDir::kConfig), to_json(model.config()).dump(2) + "\n");
   std::map<std::string, torch::Tensor> tensors;
   for (const auto& item : model.named_parameters()) tensors.emplace(item.key(), item.value());
   // "format: pt" is what PyTorch's safetensors writer records.
@@ -46,7 +46,7 @@ void load_weights(LoopedTransformerImpl& model, const std::string& path) {
 
 LoopedTransformer load_model(const std::string& dir, torch::Device device, std::optional<torch::Dtype> dtype,
                              const std::string& weights_file) {
-  const std::string config_path = join(dir, kConfigFile);
+  const std::string config_path = join(dir, RunDir::kConfig);
   const nlohmann::json j = read_json_file(config_path);
   LoopedTransformer model(config_from_json(j, config_path));
   const int64_t version = model_version(j, config_path);

@@ -1,5 +1,5 @@
 // Model directories: bit-exact round trip and strict, clear errors.
-#include "looplab/model/model_dir.h"
+#include "looplab/run/model_dir.h"
 
 #include <gtest/gtest.h>
 
@@ -89,7 +89,7 @@ TEST_F(ModelDirTest, VersionOneFoldersConvertOrRefuse) {
 TEST_F(ModelDirTest, StrictAboutNamesAndShapes) {
   LoopedTransformer model(default_config("chess", Recall::kExternal, Norm::kPost, 32));
   save_model(dir_, *model);
-  const std::string weights = dir_ + "/" + kWeightsFile;
+  const std::string weights = dir_ + "/" + RunDir::kWeights;
   auto tensors = read_tensors(weights);
 
   auto renamed = tensors;
@@ -112,7 +112,7 @@ TEST_F(ModelDirTest, StrictAboutNamesAndShapes) {
   write_file_atomic(weights, "garbage");
   EXPECT_NE(error_of([&] { load_model(dir_); }).find("not a valid safetensors file"), std::string::npos);
 
-  write_file_atomic(dir_ + "/" + kConfigFile, "{\"task\": ");
+  write_file_atomic(dir_ + "/" + RunDir::kConfig, "{\"task\": ");
   EXPECT_NE(error_of([&] { load_model(dir_); }).find("config.json: not valid JSON"), std::string::npos);
 
   EXPECT_EQ(error_of([&] { load_model(dir_ + "/absent"); }), dir_ + "/absent/config.json: no such file");
