@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "looplab/analysis/geometry.h"
+#include "looplab/explore/geometry.h"
 #include "looplab/explore/explore.h"
 #include "looplab/serve/server.h"
 
@@ -144,7 +144,7 @@ TEST_F(ServeApi, ExploreBadInputIsA4xxWithAMessage) {
 }
 
 TEST_F(ServeApi, GeometryEqualsTheEngine) {
-  namespace ag = looplab::analysis;
+  namespace ag = looplab::geometry;
   EXPECT_EQ(get_json("/api/regions"), ag::to_json(ag::region_grid(-10, 10, -6, 6, 201)));
   EXPECT_EQ(get_json("/api/regions?xmin=-3&xmax=2&ymin=-4&ymax=1&n=31"), ag::to_json(ag::region_grid(-3, 2, -4, 1, 31)));
   EXPECT_EQ(get_json("/api/anisotropy?n=500&sigma=1,2&seed=3"), ag::to_json(ag::anisotropy(500, {1, 2}, 3)));

@@ -1,4 +1,4 @@
-// looplab analyze regions | anisotropy | phase: thin wrappers over src/looplab/analysis/geometry.h.
+// looplab analyze regions | anisotropy | phase: thin wrappers over src/looplab/explore/geometry.h.
 // Each prints text by default, JSON with --json, and writes a CSV file (atomically) with --csv.
 #include "looplab/cli/commands.h"
 
@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "looplab/analysis/geometry.h"
+#include "looplab/explore/geometry.h"
 #include "looplab/io/atomic_file.h"
 #include "looplab/util/error.h"
 #include "looplab/util/list.h"
@@ -16,7 +16,7 @@ namespace looplab::cli {
 
 namespace {
 
-namespace ag = looplab::analysis;
+namespace ag = looplab::geometry;
 
 // The output every geometry command shares: CSV to a file (atomically) when asked, then JSON
 // or text on stdout.

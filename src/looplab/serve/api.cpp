@@ -16,13 +16,13 @@
 #include <system_error>
 #include <tuple>
 
-#include "looplab/analysis/geometry.h"
+#include "looplab/explore/geometry.h"
 #include "looplab/explore/explore.h"
 
 namespace looplab::serve {
 
 namespace fs = std::filesystem;
-namespace ag = looplab::analysis;
+namespace ag = looplab::geometry;
 using nlohmann::json;
 
 namespace {

@@ -3,10 +3,12 @@
 // (std::uniform_int_distribution is implementation-defined).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace looplab {
@@ -37,6 +39,20 @@ class Random {
     for (int64_t i = 0; i < n; ++i) p[i] = i;
     for (int64_t i = n - 1; i > 0; --i) std::swap(p[i], p[uniform_int(0, i)]);
     return p;
+  }
+
+  // A pair of independent N(0, 1) draws by Box-Muller, written out here so that a seed gives the
+  // same numbers with every standard library (up to the last-bit accuracy of log, sin and cos):
+  // two words give the uniforms u1, u2 (uniform_from_word), and the pair is
+  // sqrt(-2 ln u1) (cos 2 pi u2, sin 2 pi u2).
+  std::pair<double, double> normal_pair() {
+    const double u1 = uniform_from_word(engine_()), u2 = uniform_from_word(engine_());
+    const double r = std::sqrt(-2 * std::log(u1)), theta = 2 * 3.14159265358979323846 * u2;
+    return {r * std::cos(theta), r * std::sin(theta)};
+  }
+  // The uniform ((w >> 11) + 1) / 2^53 in (0, 1] of a 64-bit word.
+  static double uniform_from_word(uint64_t w) {
+    return static_cast<double>((w >> 11) + 1) * (1.0 / 9007199254740992.0);
   }
 
   // The full engine state as text, for resuming a run exactly.

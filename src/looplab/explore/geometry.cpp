@@ -1,7 +1,8 @@
 // The stability-region geometry of the scalar model; see geometry.h and docs/analysis.md.
-#include "looplab/analysis/geometry.h"
+#include "looplab/explore/geometry.h"
 
 #include "looplab/util/numeric.h"
+#include "looplab/util/random.h"
 
 #include <algorithm>
 #include <array>
@@ -13,7 +14,7 @@
 
 #include "looplab/util/error.h"
 
-namespace looplab::analysis {
+namespace looplab::geometry {
 
 namespace {
 
@@ -329,30 +330,13 @@ std::string region_map(double xmin, double xmax, double ymin, double ymax, int c
 
 // ---- table 3 ---------------------------------------------------------------------------------
 
-NormalSource::NormalSource(uint64_t seed) : engine_(seed) {}
-
-double NormalSource::uniform_from_word(uint64_t word) {
-  return static_cast<double>((word >> 11) + 1) * (1.0 / 9007199254740992.0);  // (0, 1]
-}
-
-double NormalSource::next() {
-  if (has_spare_) {
-    has_spare_ = false;
-    return spare_;
-  }
-  const double u1 = uniform_from_word(engine_()), u2 = uniform_from_word(engine_());
-  const double r = std::sqrt(-2 * std::log(u1)), theta = 2 * kPi * u2;
-  spare_ = r * std::sin(theta);
-  has_spare_ = true;
-  return r * std::cos(theta);
-}
-
 std::vector<Point> gaussian_points(uint64_t seed, int64_t n, double sigma) {
-  NormalSource z(seed);
+  Random z(seed);
   std::vector<Point> pts(n);
   for (auto& p : pts) {
-    p.x = sigma * z.next();
-    p.y = sigma * z.next();
+    const auto [a, b] = z.normal_pair();
+    p.x = sigma * a;
+    p.y = sigma * b;
   }
   return pts;
 }
@@ -699,4 +683,4 @@ std::string to_text(const PhasePortrait& p) {
   return out;
 }
 
-}  // namespace looplab::analysis
+}  // namespace looplab::geometry

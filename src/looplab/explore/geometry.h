@@ -13,13 +13,12 @@
 #pragma once
 
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-namespace looplab::analysis {
+namespace looplab::geometry {
 
 enum class Placement { internal, external };
 const char* placement_name(Placement p);  // "internal", "external"
@@ -67,24 +66,8 @@ std::string region_map(double xmin, double xmax, double ymin, double ymax, int c
 
 // ---- Table 3: the anisotropy of projected Gaussian draws -------------------------------------
 
-// Standard normal draws: std::mt19937_64 (fully specified by the C++ standard) and Box-Muller
-// written out here, so a seed gives the same numbers with every standard library (up to the
-// last-bit accuracy of log, sin and cos). Each 64-bit word gives the uniform ((w >> 11) + 1) / 2^53
-// in (0, 1]; a pair of uniforms (u1, u2) gives the pair sqrt(-2 ln u1) (cos 2 pi u2, sin 2 pi u2).
-class NormalSource {
- public:
-  explicit NormalSource(uint64_t seed);
-  double next();  // a draw of N(0, 1)
-  static double uniform_from_word(uint64_t word);
-
- private:
-  std::mt19937_64 engine_;
-  double spare_ = 0;
-  bool has_spare_ = false;
-};
-
-// The draws of the experiment: point i is sigma * (z_{2i}, z_{2i+1}) with z the NormalSource of
-// `seed`. Every sigma reuses the same z (as the reference code reseeds per sigma), so a row
+// The draws of the experiment: point i is sigma * the i-th normal_pair() of Random(seed)
+// (util/random.h: std::mt19937_64 and Box-Muller written out). Every sigma reuses the same z (as the reference code reseeds per sigma), so a row
 // depends only on (seed, n, sigma), whichever other sigmas are asked for.
 std::vector<Point> gaussian_points(uint64_t seed, int64_t n, double sigma);
 
@@ -163,4 +146,4 @@ nlohmann::json to_json(const PhasePortrait& p);
 std::string to_csv(const PhasePortrait& p);  // trajectory,step,x,y,fate
 std::string to_text(const PhasePortrait& p);  // one line per trajectory: start, fate, last point
 
-}  // namespace looplab::analysis
+}  // namespace looplab::geometry
