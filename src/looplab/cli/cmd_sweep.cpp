@@ -127,7 +127,7 @@ Command add_sweep(CLI::App& parent) {
               const sweep::Report r = sweep::make_report(sw, o->paper);
               make_directories(sw.out);
               write_file_atomic(sw.out + "/report.csv", sweep::to_csv(r));
-              write_file_atomic(sw.out + "/report.json", sweep::to_json(r).dump(2) + "\n");
+              write_file_atomic(sw.out + "/" + sweep::kReportFile, sweep::to_json(r).dump(2) + "\n");
               write_file_atomic(sw.out + "/report.md", sweep::to_markdown(r));
               std::cout << sweep::to_markdown(r);
               std::fprintf(stderr, "wrote %s/report.{md,csv,json}\n", sw.out.c_str());

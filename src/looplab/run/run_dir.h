@@ -25,6 +25,12 @@ class RunDir {
   static constexpr const char* kEvalPartial = "eval.partial.json";  // an evaluation's sums so far
   static constexpr const char* kEvalAccelerated = "eval_accelerated.json";
   static constexpr const char* kAnalysis = "analysis.json";
+  static constexpr const char* kTrainLog = "train.log";  // scripts' copy of the training output
+  // A sweep's run (sweep/state.h says what each means).
+  static constexpr const char* kSweepDone = "sweep_done.json";
+  static constexpr const char* kSweepFailed = "sweep_failed.json";
+  static constexpr const char* kSweepLock = "sweep.lock";
+  static constexpr const char* kSweepLog = "sweep.log";
 
   explicit RunDir(std::string path) : path_(std::move(path)) {}
   const std::string& path() const { return path_; }

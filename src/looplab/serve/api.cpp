@@ -3,6 +3,7 @@
 #include "looplab/io/atomic_file.h"
 #include "looplab/run/reports.h"
 #include "looplab/run/run_dir.h"
+#include "looplab/sweep/report.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -233,7 +234,7 @@ Runs::Runs(std::string root) : root_(std::move(root)) {}
 
 const std::vector<std::string>& Runs::run_files() {
   static const std::vector<std::string> files = {RunDir::kConfig, RunDir::kTraining, RunDir::kMetrics,
-                                                 RunDir::kEval,   RunDir::kAnalysis, "train.log"};
+                                                 RunDir::kEval,   RunDir::kAnalysis, RunDir::kTrainLog};
   return files;
 }
 
@@ -270,7 +271,7 @@ json Sweeps::list() const {
   if (!ec) {
     std::vector<std::string> names;
     for (const auto& e : fs::directory_iterator(root, ec))
-      if (fs::is_regular_file(e.path() / "report.json", ec)) names.push_back(e.path().filename().string());
+      if (fs::is_regular_file(e.path() / sweep::kReportFile, ec)) names.push_back(e.path().filename().string());
     std::sort(names.begin(), names.end());
     for (const std::string& n : names) {
       json entry = {{"name", n}};
@@ -293,7 +294,7 @@ json Sweeps::list() const {
 }
 
 json Sweeps::report(const std::string& name) const {
-  const fs::path file = fs::path(child_dir(root_, name, "sweep")) / "report.json";
+  const fs::path file = fs::path(child_dir(root_, name, "sweep")) / sweep::kReportFile;
   std::error_code ec;
   if (!fs::is_regular_file(file, ec)) throw ApiError(404, "sweeps: '" + name + "' has no report.json (run looplab sweep report)");
   const fs::path c = fs::canonical(file, ec);

@@ -67,7 +67,7 @@ ExecResult execute_run(const Sweep& sw, int64_t index, const std::string& device
   }
   const auto lock = RunLock::try_acquire(dir);
   if (!lock) return ranks.announce("exec", "busy"), ExecResult::kBusy;
-  if (fs::exists(dir + "/" + kDoneFile)) return ranks.announce("exec", "done"), ExecResult::kDone;
+  if (fs::exists(dir + "/" + RunDir::kSweepDone)) return ranks.announce("exec", "done"), ExecResult::kDone;
   const auto start = std::chrono::steady_clock::now();
   std::printf("sweep %s: run %lld, %s\n", sw.name.c_str(), static_cast<long long>(index), run.name.c_str());
   std::fflush(stdout);
@@ -98,12 +98,12 @@ ExecResult execute_run(const Sweep& sw, int64_t index, const std::string& device
       analyze_run(dir, a);
     }
   } catch (const std::exception& e) {
-    write_file_atomic(dir + "/" + kFailedFile, nlohmann::json{{"schema_version", 1}, {"error", e.what()}}.dump(2) + "\n");
+    mark_failed(dir, e.what());
     throw;
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  write_file_atomic(dir + "/" + kDoneFile, nlohmann::json{{"schema_version", 1}, {"seconds", seconds}}.dump(2) + "\n");
-  fs::remove(dir + "/" + kFailedFile);
+  mark_done(dir, seconds);
+  fs::remove(dir + "/" + RunDir::kSweepFailed);
   return ExecResult::kDone;
 }
 

@@ -91,7 +91,7 @@ int64_t run_pool(const Sweep& sw, const PoolOptions& o) {
       make_directories(dir);
       const pid_t pid = spawn({self, "--threads", std::to_string(o.threads_per_run), "sweep", "exec", sw.file, "--index",
                                std::to_string(r.index), "--device", o.device},
-                              dir + "/" + kLogFile);
+                              dir + "/" + RunDir::kSweepLog);
       running[pid] = r.index;
       started[r.index] = std::chrono::steady_clock::now();
       show("started: " + r.name);
@@ -118,12 +118,12 @@ int64_t run_pool(const Sweep& sw, const PoolOptions& o) {
       show("busy elsewhere: " + r.name);  // another process holds it; not ours to count
     } else {
       ++failed;
-      if (!fs::exists(dir + "/" + kFailedFile)) {  // killed before it could say why
+      if (!fs::exists(dir + "/" + RunDir::kSweepFailed)) {  // killed before it could say why
         const std::string why = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
                                                     : "exited with status " + std::to_string(WEXITSTATUS(status));
-        write_file_atomic(dir + "/" + kFailedFile, nlohmann::json{{"schema_version", 1}, {"error", why}}.dump(2) + "\n");
+        mark_failed(dir, why);
       }
-      show("FAILED: " + r.name + " (" + run_status(sw, r).error + "; log " + dir + "/" + kLogFile + ")");
+      show("FAILED: " + r.name + " (" + run_status(sw, r).error + "; log " + dir + "/" + RunDir::kSweepLog + ")");
     }
   }
   return failed;

@@ -15,6 +15,9 @@
 
 namespace looplab::sweep {
 
+// A sweep's report, in the sweep's folder beside its runs' folders.
+inline constexpr const char* kReportFile = "report.json";
+
 struct Stat {
   int64_t n = 0;
   double mean = 0, standard_error = 0;  // of the mean: sample sd / sqrt(n), 0 for n = 1

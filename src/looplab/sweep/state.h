@@ -8,14 +8,19 @@
 #include <string>
 #include <vector>
 
+#include "looplab/run/run_dir.h"
 #include "looplab/sweep/sweep_file.h"
 
 namespace looplab::sweep {
 
-inline constexpr const char* kDoneFile = "sweep_done.json";      // written last, after eval and analysis
-inline constexpr const char* kFailedFile = "sweep_failed.json";  // {"error": ...} of the last attempt
-inline constexpr const char* kLockFile = "sweep.lock";           // flock'd by the process running it
-inline constexpr const char* kLogFile = "sweep.log";             // the run's output, appended per attempt
+// A run's files (run/run_dir.h names them):
+//   RunDir::kSweepDone    written last, after eval and analysis: {"schema_version", "seconds"};
+//   RunDir::kSweepFailed  {"schema_version", "error"} of the last attempt;
+//   RunDir::kSweepLock    flock'd by the process running it;
+//   RunDir::kSweepLog     the run's output, appended per attempt.
+// The done and failed files, written atomically.
+void mark_done(const std::string& dir, double seconds);
+void mark_failed(const std::string& dir, const std::string& error);
 
 enum class State { kPending, kRunning, kDone, kFailed };
 const char* state_name(State s);
