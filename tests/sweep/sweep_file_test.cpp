@@ -79,8 +79,29 @@ TEST(SweepFile, NumbersNameFoldersByValue) {
   EXPECT_EQ(sw.runs[0].name, "lr-0.0001");
   EXPECT_EQ(sw.runs[1].name, "lr-0.0003");
   EXPECT_EQ(sw.runs[2].name, "lr-0.001");
-  EXPECT_EQ(sw.eval.iters, 500);
-  EXPECT_TRUE(sw.analyze.enabled);
+  EXPECT_EQ(sw.eval.last, 500);
+  EXPECT_TRUE(sw.analyze_enabled);
+}
+
+// [eval] and [analyze] set the fields of looplab eval's and analyze's options; the rest keep
+// the commands' defaults.
+TEST(SweepFile, EvalAndAnalyzeAreTheCommandsOptions) {
+  const Sweep sw = load_sweep(write("stages.toml", "[axes]\nseed = [0]\n[eval]\niters = 40\ncount = 3\n"
+                                                   "[analyze]\ncount = 7\ndetail = 2\niters = 60\ntolerance = 1e-3\n"));
+  EXPECT_EQ(sw.eval.first, 1);
+  EXPECT_EQ(sw.eval.last, 40);
+  EXPECT_EQ(sw.eval.count, 3);
+  EXPECT_EQ(sw.eval.batch, EvalRunOptions{}.batch);
+  EXPECT_EQ(sw.eval.splits, EvalRunOptions{}.splits);
+  EXPECT_EQ(sw.analyze.count, 7);
+  EXPECT_EQ(sw.analyze.analysis.detail_count, 2);
+  EXPECT_EQ(sw.analyze.analysis.convergence.max_iters, 60);
+  EXPECT_EQ(sw.analyze.analysis.convergence.tolerance, 1e-3);
+  EXPECT_EQ(sw.analyze.analysis.arnoldi_steps, analysis::AnalysisOptions{}.arnoldi_steps);
+  EXPECT_EQ(sw.analyze.splits, AnalyzeRunOptions{}.splits);
+  const Sweep plain = load_sweep(write("plain.toml", "[axes]\nseed = [0]\n"));
+  EXPECT_EQ(plain.analyze.count, 100);
+  EXPECT_EQ(plain.analyze.analysis.detail_count, 10);
 }
 
 TEST(SweepFile, ErrorsNameFileLineAndKey) {

@@ -2,27 +2,14 @@
 // and summarized, as the report of run/reports.h (analysis.json: the command line prints it, the web lab shows it).
 #pragma once
 
-
 #include <functional>
 
 #include "looplab/analysis/fixed_point.h"
 #include "looplab/data/splits.h"
 #include "looplab/run/reports.h"
+#include "looplab/run/stage_options.h"  // AnalysisOptions
 
 namespace looplab::analysis {
-
-struct AnalysisOptions {
-  // max_iters, and the tolerance below which a relative step counts as converged.
-  FixedPointOptions convergence = {500, 1e-4};
-  int64_t batch = 100;              // examples per batch in the convergence pass
-  // The first `detail_count` examples also get the Jacobian analyses (spectral radius, input
-  // sensitivity two ways, initialization independence), in float64.
-  int64_t detail_count = 10;
-  int64_t arnoldi_steps = 60;
-  double arnoldi_tolerance = 1e-6;
-  int64_t training_iters = 30;  // T: accuracy beyond it is "overthinking" (paper figure 3)
-  uint64_t seed = 0;            // sensitivity directions and initial noise
-};
 
 // `model` runs the convergence and accuracy pass (any device and dtype); `detail_model` is a
 // float64 copy on the CPU or a GPU with fused attention off (twice differentiable).

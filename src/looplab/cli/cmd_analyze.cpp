@@ -21,28 +21,28 @@ Command add_analyze(CLI::App& parent) {
   auto* app = parent.add_subcommand(
       "analyze", "Fixed-point analysis of a trained model (DIR), or the scalar model's geometry (regions, anisotropy, phase)");
   struct Options {
-    std::string dir, splits = "val", weights = "final", device = "cpu", dtype = "float32";
-    int64_t count = 100, iters = 500, detail = 10, batch = 100, arnoldi = 60;
-    double tolerance = 1e-4;
-    uint64_t seed = 0;
+    std::string dir, splits;
+    AnalyzeRunOptions analyze;  // run/stage_options.h: the options and their defaults
     bool json = false;
   };
   auto o = std::make_shared<Options>();
+  AnalyzeRunOptions& a = o->analyze;
+  analysis::AnalysisOptions& s = a.analysis;
   app->add_option("dir", o->dir, "run or model directory");
-  app->add_option("--split", o->splits, "comma-separated splits: train, val, hard")->capture_default_str();
-  app->add_option("--count", o->count, "examples per split for convergence and accuracy")->capture_default_str();
-  app->add_option("--iters", o->iters, "iterations to run (MAX)")->capture_default_str();
-  app->add_option("--tolerance,--tol", o->tolerance, "relative step below which an iteration has converged")
+  app->add_option("--split", o->splits, "comma-separated splits: train, val, hard")->default_str(join(a.splits, ","));
+  app->add_option("--count", a.count, "examples per split for convergence and accuracy")->capture_default_str();
+  app->add_option("--iters", s.convergence.max_iters, "iterations to run (MAX)")->capture_default_str();
+  app->add_option("--tolerance,--tol", s.convergence.tolerance, "relative step below which an iteration has converged")
       ->capture_default_str();
-  app->add_option("--detail", o->detail,
+  app->add_option("--detail", s.detail_count,
                   "how many of the examples get the Jacobian analyses (radius, sensitivity, init independence)")
       ->capture_default_str();
-  app->add_option("--arnoldi-steps", o->arnoldi, "largest Krylov space for the spectral radius")->capture_default_str();
-  app->add_option("--seed", o->seed, "sensitivity directions and initial noise")->capture_default_str();
-  app->add_option("--weights", o->weights, "final (the last epoch's, as the paper reports) or best (the best val epoch's)")->capture_default_str();
-  app->add_option("--batch", o->batch, "examples per batch")->capture_default_str();
-  app->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
-  app->add_option("--dtype", o->dtype, "dtype of the convergence pass (the Jacobian analyses use float64)")
+  app->add_option("--arnoldi-steps", s.arnoldi_steps, "largest Krylov space for the spectral radius")->capture_default_str();
+  app->add_option("--seed", s.seed, "sensitivity directions and initial noise")->capture_default_str();
+  app->add_option("--weights", a.weights, "final (the last epoch's, as the paper reports) or best (the best val epoch's)")->capture_default_str();
+  app->add_option("--batch", s.batch, "examples per batch")->capture_default_str();
+  app->add_option("--device", a.device, "cpu, cuda or cuda:N")->capture_default_str();
+  app->add_option("--dtype", a.dtype, "dtype of the convergence pass (the Jacobian analyses use float64)")
       ->capture_default_str();
   app->add_flag("--json", o->json, "print analysis.json to stdout instead of the summary");
 
@@ -54,21 +54,12 @@ Command add_analyze(CLI::App& parent) {
             for (const Command& c : geometry)
               if (c.app->parsed()) return c.run();
             if (o->dir.empty()) throw Error("analyze: give a run or model directory, or one of: regions, anisotropy, phase");
-            if (o->count < 1 || o->iters < 1 || o->detail < 0 || o->batch < 1 || o->arnoldi < 1 ||
-                !(o->tolerance > 0))
+            AnalyzeRunOptions a = o->analyze;
+            const analysis::AnalysisOptions& s = a.analysis;
+            if (!o->splits.empty()) a.splits = split_list(o->splits);
+            if (a.count < 1 || s.convergence.max_iters < 1 || s.detail_count < 0 || s.batch < 1 || s.arnoldi_steps < 1 ||
+                !(s.convergence.tolerance > 0))
               throw Error("analyze: --count, --iters, --batch and --arnoldi-steps must be >= 1, --detail >= 0, --tolerance > 0");
-            AnalyzeRunOptions a;
-            a.splits = split_list(o->splits);
-            a.count = o->count;
-            a.analysis.convergence.max_iters = o->iters;
-            a.analysis.convergence.tolerance = o->tolerance;
-            a.analysis.batch = o->batch;
-            a.analysis.detail_count = o->detail;
-            a.analysis.arnoldi_steps = o->arnoldi;
-            a.analysis.seed = o->seed;
-            a.weights = o->weights;
-            a.device = o->device;
-            a.dtype = o->dtype;
             std::string text;
             const AnalysisReport report = analyze_run(o->dir, a, &text);
             if (o->json) {
@@ -79,7 +70,7 @@ Command add_analyze(CLI::App& parent) {
             for (size_t b = 0; b < report.recall_spectral_radius.size(); ++b)
               std::printf("recall matrix of block %zu: rho(Wx) = %.4f\n", b, report.recall_spectral_radius[b]);
             std::cout << text;
-            std::printf("wrote %s/analysis.json\n", o->dir.c_str());
+            std::printf("wrote %s\n", RunDir(o->dir).file(RunDir::kAnalysis).c_str());
           }};
 }
 

@@ -22,20 +22,23 @@ namespace looplab::cli {
 namespace {
 
 struct Options {
-  std::string dir, splits = "val,hard", iters = "1:500", weights = "final", device = "cpu", dtype = "float32", precision;
-  int64_t batch = 500, count = 0, anderson = 0;
+  std::string dir, splits, iters;
+  EvalRunOptions eval;  // run/stage_options.h: the options and their defaults
+  int64_t anderson = 0;
   double early_exit = 0;
   bool json = false;
 };
 
-void run(const Options& o) {
-  const auto [first, last] = parse_range(o.iters, "iters");
-  if (o.batch < 1 || o.count < 0) throw Error("--batch must be >= 1 and --count >= 0");
+void run(Options o) {
+  if (!o.iters.empty()) std::tie(o.eval.first, o.eval.last) = parse_range(o.iters, "iters");
+  if (!o.splits.empty()) o.eval.splits = split_list(o.splits);
+  const int64_t last = o.eval.last;
+  if (o.eval.batch < 1 || o.eval.count < 0) throw Error("--batch must be >= 1 and --count >= 0");
   if (o.early_exit < 0 || o.anderson < 0) throw Error("--early-exit and --anderson must be >= 0");
-  const std::vector<std::string> order = split_list(o.splits);
+  const std::vector<std::string>& order = o.eval.splits;
   const RunDir run(o.dir);
   if (o.early_exit == 0 && o.anderson == 0) {
-    const EvalReport plain = evaluate_run(o.dir, {order, first, last, o.count, o.batch, o.weights, o.device, o.dtype, o.precision});
+    const EvalReport plain = evaluate_run(o.dir, o.eval);
     if (o.json) {
       std::cout << nlohmann::json(plain).dump(2) << "\n";
       return;
@@ -44,22 +47,23 @@ void run(const Options& o) {
     std::printf("wrote %s\n", run.file(RunDir::kEval).c_str());
     return;
   }
-  const std::string weights = run.weights(o.weights);
-  LoopedTransformer model = load_model(o.dir, parse_device(o.device), parse_dtype(o.dtype), weights);
+  const std::string weights = run.weights(o.eval.weights);
+  LoopedTransformer model = load_model(o.dir, parse_device(o.eval.device), parse_dtype(o.eval.dtype), weights);
   model->eval();
-  model->set_mixed_precision(
-      is_mixed_precision(!o.precision.empty() ? o.precision : run.is_training_run() ? run.spec().train.precision : "float32"));
+  model->set_mixed_precision(is_mixed_precision(!o.eval.precision.empty() ? o.eval.precision
+                                                : run.is_training_run()    ? run.spec().train.precision
+                                                                           : "float32"));
   DataOptions data = run.evaluation_data();
   AcceleratedReport fast{AcceleratedReport::kSchemaVersion, weights, last, o.early_exit, o.anderson, {}};
   for (const std::string& name : order) {
-    if (o.count) data.set_count(name, o.count);
+    if (o.eval.count) data.set_count(name, o.eval.count);
     const Split split = load_split(data, name);
     Progress progress(name, Progress::Log::kNone);
     FixedPointOptions fp;
     fp.max_iters = last;
     fp.tolerance = o.early_exit;
     fp.anderson = o.anderson;
-    fast.splits[name] = evaluate_accelerated(*model, split, o.batch, fp, std::ref(progress));
+    fast.splits[name] = evaluate_accelerated(*model, split, o.eval.batch, fp, std::ref(progress));
     progress.clear();
   }
   const std::string file = run.file(RunDir::kEvalAccelerated);
@@ -77,17 +81,19 @@ void run(const Options& o) {
 Command add_eval(CLI::App& parent) {
   auto* app = parent.add_subcommand("eval", "Accuracy against iterations on val and hard data");
   auto o = std::make_shared<Options>();
+  EvalRunOptions& e = o->eval;
   app->add_option("dir", o->dir, "run or model directory")->required();
-  app->add_option("--split", o->splits, "comma-separated splits: train, val, hard")->capture_default_str();
-  app->add_option("--iters", o->iters, "iteration range FIRST:LAST")->capture_default_str();
-  app->add_option("--weights", o->weights, "final (the last epoch's, as the paper reports) or best (the best val epoch's)")->capture_default_str();
-  app->add_option("--count", o->count, "use only the first N examples of each split (0: all)");
-  app->add_option("--batch", o->batch, "examples per batch")->capture_default_str();
-  app->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
-  app->add_option("--dtype", o->dtype,
+  app->add_option("--split", o->splits, "comma-separated splits: train, val, hard")->default_str(join(e.splits, ","));
+  app->add_option("--iters", o->iters, "iterations: FIRST:LAST, or LAST (from 1)")
+      ->default_str(std::to_string(e.first) + ":" + std::to_string(e.last));
+  app->add_option("--weights", e.weights, "final (the last epoch's, as the paper reports) or best (the best val epoch's)")->capture_default_str();
+  app->add_option("--count", e.count, "use only the first N examples of each split (0: all)")->capture_default_str();
+  app->add_option("--batch", e.batch, "examples per batch")->capture_default_str();
+  app->add_option("--device", e.device, "cpu, cuda or cuda:N")->capture_default_str();
+  app->add_option("--dtype", e.dtype,
                   "float32, float64 or bfloat16 (bfloat16: faster on CPUs with AVX512-BF16; relative steps stop "
                   "near 6e-3, so keep --early-exit above that)")->capture_default_str();
-  app->add_option("--precision", o->precision,
+  app->add_option("--precision", e.precision,
                   "float32 or bf16-mixed (bfloat16 products over float32 weights; default: the run's training precision)");
   app->add_flag("--json", o->json, "print the report to stdout instead of the table");
   app->add_option("--early-exit", o->early_exit,

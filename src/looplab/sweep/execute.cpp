@@ -80,20 +80,11 @@ ExecResult execute_run(const Sweep& sw, int64_t index, const std::string& device
     }
     ranks.announce("exec", "go");
     resume_or_train(dir, run, device, ranks);
-    EvalRunOptions e;
-    e.splits = sw.eval.splits;
-    e.last = sw.eval.iters;
-    e.count = sw.eval.count;
-    e.batch = sw.eval.batch;
+    EvalRunOptions e = sw.eval;
     e.device = device;
     evaluate_run(dir, e);
-    if (sw.analyze.enabled && run.spec.model.recall != Recall::kFixed) {
-      AnalyzeRunOptions a;
-      a.splits = sw.analyze.splits;
-      a.count = sw.analyze.count;
-      a.analysis.convergence.max_iters = sw.analyze.iters;
-      a.analysis.convergence.tolerance = sw.analyze.tolerance;
-      a.analysis.detail_count = sw.analyze.detail;
+    if (sw.analyze_enabled && run.spec.model.recall != Recall::kFixed) {
+      AnalyzeRunOptions a = sw.analyze;
       a.device = device;
       analyze_run(dir, a);
     }

@@ -87,7 +87,7 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
   Report rep;
   rep.sweep = sw.name;
   rep.file = sw.file;
-  rep.eval_iters = sw.eval.iters;
+  rep.eval_iters = sw.eval.last;
   std::map<std::string, size_t> index;
   for (const Run& run : sw.runs) {
     const std::string key = group_key(sw, run);

@@ -341,7 +341,7 @@ Sweep load_sweep(const std::string& file) {
   if (const toml::table* t = r.table(root, "eval")) {
     r.only(*t, {"splits", "iters", "count", "batch"}, "[eval]");
     if (const toml::node* n = t->get("splits")) sw.eval.splits = r.strings(*n, "splits");
-    if (const toml::node* n = t->get("iters")) sw.eval.iters = r.integer(*n, "iters", 1);
+    if (const toml::node* n = t->get("iters")) sw.eval.last = r.integer(*n, "iters", 1);
     if (const toml::node* n = t->get("count")) sw.eval.count = r.integer(*n, "count", 0);
     if (const toml::node* n = t->get("batch")) sw.eval.batch = r.integer(*n, "batch", 1);
   }
@@ -349,16 +349,16 @@ Sweep load_sweep(const std::string& file) {
     r.only(*t, {"enabled", "splits", "count", "detail", "iters", "tolerance"}, "[analyze]");
     if (const toml::node* n = t->get("enabled")) {
       if (!n->is_boolean()) r.fail(line_of(*n), "enabled", "expected true or false");
-      sw.analyze.enabled = n->as_boolean()->get();
+      sw.analyze_enabled = n->as_boolean()->get();
     }
     if (const toml::node* n = t->get("splits")) sw.analyze.splits = r.strings(*n, "splits");
     if (const toml::node* n = t->get("count")) sw.analyze.count = r.integer(*n, "count", 1);
-    if (const toml::node* n = t->get("detail")) sw.analyze.detail = r.integer(*n, "detail", 0);
-    if (const toml::node* n = t->get("iters")) sw.analyze.iters = r.integer(*n, "iters", 1);
+    if (const toml::node* n = t->get("detail")) sw.analyze.analysis.detail_count = r.integer(*n, "detail", 0);
+    if (const toml::node* n = t->get("iters")) sw.analyze.analysis.convergence.max_iters = r.integer(*n, "iters", 1);
     if (const toml::node* n = t->get("tolerance")) {
       const auto v = n->value<double>();
       if (!v || !(*v > 0)) r.fail(line_of(*n), "tolerance", "expected a number > 0");
-      sw.analyze.tolerance = *v;
+      sw.analyze.analysis.convergence.tolerance = *v;
     }
   }
   for (const auto& splits : {sw.eval.splits, sw.analyze.splits})

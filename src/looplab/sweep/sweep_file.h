@@ -10,6 +10,7 @@
 
 #include "looplab/run/run_options.h"
 #include "looplab/run/run_spec.h"
+#include "looplab/run/stage_options.h"
 
 namespace looplab::sweep {
 
@@ -28,29 +29,18 @@ struct Run {
   const Setting* find(const std::string& key) const;
 };
 
-// After training, each run writes eval.json (accuracy at iterations 1..iters of each split) and,
-// unless off, analysis.json (the fixed-point analysis on a few examples).
-struct EvalPlan {
-  std::vector<std::string> splits = {"val", "hard"};
-  int64_t iters = 500;
-  int64_t count = 0;  // examples per split (0: all of the run's split)
-  int64_t batch = 500;
-};
-struct AnalyzePlan {
-  bool enabled = true;
-  std::vector<std::string> splits = {"val"};
-  int64_t count = 20, detail = 2, iters = 500;
-  double tolerance = 1e-4;
-};
-
 struct Sweep {
   std::string file;  // as given
   std::string name;  // the file's `name`, else its stem
   std::string out;   // the runs folder: `out` relative to the file, else beside it named after its stem
   std::vector<std::string> axes;  // axis keys in file order
   std::vector<Run> runs;
-  EvalPlan eval;
-  AnalyzePlan analyze;
+  // After training each run writes eval.json (accuracy at iterations 1..iters of each split)
+  // and, unless analyze_enabled is false, analysis.json. The options are looplab eval's and
+  // looplab analyze's (run/stage_options.h), with their defaults; the file sets some of them.
+  EvalRunOptions eval;        // [eval]: splits, iters (its last), count, batch
+  AnalyzeRunOptions analyze;  // [analyze]: splits, count, detail, iters, tolerance
+  bool analyze_enabled = true;
 
   std::string run_dir(const Run& r) const { return out + "/" + r.name; }
 };

@@ -1,0 +1,57 @@
+// The options of what follows training in a run folder, one struct each with one set of
+// defaults: the evaluation (`looplab eval`, a sweep file's [eval]) and the fixed-point analysis
+// (`looplab analyze`, a sweep file's [analyze]); run/stages.h runs them. No LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "looplab/eval/fixed_point_options.h"
+
+namespace looplab {
+
+namespace analysis {
+
+// The analysis of one split (analysis/model_report.h).
+struct AnalysisOptions {
+  // max_iters (--iters, 500), and the tolerance (--tolerance, 1e-4) below which a relative step
+  // counts as converged.
+  FixedPointOptions convergence = {500, 1e-4};
+  int64_t batch = 100;  // --batch: examples per batch in the convergence pass
+  // --detail: the first `detail_count` examples (10) also get the Jacobian analyses (spectral
+  // radius, input sensitivity two ways, initialization independence), in float64.
+  int64_t detail_count = 10;
+  int64_t arnoldi_steps = 60;  // --arnoldi-steps: the largest Krylov space for the spectral radius
+  double arnoldi_tolerance = 1e-6;
+  int64_t training_iters = 30;  // T: accuracy beyond it is "overthinking" (paper figure 3); the run's
+  uint64_t seed = 0;            // --seed: sensitivity directions and initial noise
+};
+
+}  // namespace analysis
+
+// `looplab eval DIR` and a sweep's [eval].
+struct EvalRunOptions {
+  std::vector<std::string> splits = {"val", "hard"};  // --split
+  int64_t first = 1, last = 500;  // --iters FIRST:LAST (or LAST): the iterations in the report
+  int64_t count = 0;              // --count: the first N examples of each split (0: all)
+  int64_t batch = 500;            // --batch: examples per batch
+  std::string weights = "final";  // --weights: final (the last epoch's) or best
+  std::string device = "cpu";     // --device
+  std::string dtype = "float32";  // --dtype
+  // --precision: float32 or bf16-mixed (runtime.h); empty: the precision the run trained in
+  // (float32 for a model folder without training.json).
+  std::string precision;
+};
+
+// `looplab analyze DIR` and a sweep's [analyze].
+struct AnalyzeRunOptions {
+  std::vector<std::string> splits = {"val"};  // --split
+  int64_t count = 100;                        // --count: examples per split
+  analysis::AnalysisOptions analysis;         // training_iters is taken from the run
+  std::string weights = "final";              // --weights
+  std::string device = "cpu";                 // --device
+  std::string dtype = "float32";              // --dtype of the convergence pass (the Jacobians use float64)
+};
+
+}  // namespace looplab
