@@ -11,7 +11,7 @@
 #include "looplab/eval/evaluate.h"
 #include "looplab/run/model_dir.h"
 #include "looplab/run/run_dir.h"
-#include "looplab/run/stages.h"
+#include "looplab/stages/stages.h"
 #include "looplab/runtime.h"
 #include "looplab/util/error.h"
 #include "looplab/util/list.h"

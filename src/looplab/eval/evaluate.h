@@ -29,7 +29,7 @@ CurveReport evaluate_curve(LoopedTransformerImpl& model, const Split& split, int
                            const ProgressFn& progress = nullptr);
 
 // The sums over examples [0, done) behind a CurveReport: what a stopped evaluation keeps so
-// that it can go on from its last batch (run/stages.h keeps them in DIR/eval.partial.json).
+// that it can go on from its last batch (stages/stages.h keeps them in DIR/eval.partial.json).
 struct CurveSums {
   int64_t done = 0;
   // per iteration 1..max_iters: examples exact, positions right, relative steps, unchanged answers

@@ -1,6 +1,6 @@
 // The options of what follows training in a run folder, one struct each with one set of
 // defaults: the evaluation (`looplab eval`, a sweep file's [eval]) and the fixed-point analysis
-// (`looplab analyze`, a sweep file's [analyze]); run/stages.h runs them. No LibTorch.
+// (`looplab analyze`, a sweep file's [analyze]); stages/stages.h runs them. No LibTorch.
 #pragma once
 
 #include <cstdint>

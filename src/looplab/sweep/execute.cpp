@@ -7,7 +7,7 @@
 
 #include "looplab/io/atomic_file.h"
 #include "looplab/run/run_dir.h"
-#include "looplab/run/stages.h"
+#include "looplab/stages/stages.h"
 #include "looplab/runtime.h"
 #include "looplab/sweep/state.h"
 #include "looplab/train/trainer.h"

@@ -1,4 +1,4 @@
-#include "looplab/run/stages.h"
+#include "looplab/stages/stages.h"
 
 #include <cstdio>
 #include <filesystem>
