@@ -9,8 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <climits>
-#include <map>
+#include <cstdlib>
 
 namespace looplab::cli {
 
@@ -62,237 +61,32 @@ std::vector<const Option*> all_options(const App* app) {
   return out;
 }
 
-// The same splitting rules as CLI::detail::split_long / split_short (CLI11 2.1.2).
-bool valid_first_char(char c) { return c != '-' && c != '!' && c != ' ' && c != '\n'; }
-
-bool split_long(const std::string& w, std::string& name, std::string& value) {
-  if (w.size() <= 2 || w.compare(0, 2, "--") != 0 || !valid_first_char(w[2])) return false;
-  const auto eq = w.find('=');
-  name = w.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-  value = eq == std::string::npos ? "" : w.substr(eq + 1);
-  return true;
+// The subcommands of `app` that this parse selected.
+std::vector<const App*> parsed_subcommands(const App* app) {
+  return app->get_subcommands([](const App* a) { return is_named(a) && a->parsed(); });
 }
 
-bool split_short(const std::string& w, std::string& name, std::string& rest) {
-  if (w.size() <= 1 || w[0] != '-' || !valid_first_char(w[1])) return false;
-  name = w.substr(1, 1);
-  rest = w.substr(2);
-  return true;
+// The words CLI11 left over, each with the app that was parsing when it met it: the root, then
+// the selected subcommands, depth first. (CLI11 keeps them after a failed parse: remaining().)
+void left_over(const App* app, std::vector<std::pair<const App*, std::string>>& out) {
+  for (const std::string& w : app->remaining()) out.emplace_back(app, w);
+  for (const App* sub : parsed_subcommands(app)) left_over(sub, out);
 }
 
-// A replay of CLI11's parse of args over the apps' definitions, recording the first word that
-// CLI11 leaves over as an unknown command or an unknown option.
-class Scan {
- public:
-  enum class Kind { kNone, kUnknownCommand, kUnknownOption, kExtraPositional };
-  struct Problem {
-    Kind kind = Kind::kNone;
-    std::string word;
-    const App* scope = nullptr;
-  };
+// "-5" and "-0.5" are values, not options.
+bool is_option_word(const std::string& w) {
+  if (w.size() < 2 || w[0] != '-') return false;
+  char* end = nullptr;
+  std::strtod(w.c_str(), &end);
+  return end != w.c_str() + w.size();
+}
 
-  Scan(const App& root, std::vector<std::string> words) : cur_(&root), words_(std::move(words)) { run(); }
-
-  const App* current() const { return cur_; }
-  size_t selected(const App* a) const {
-    auto it = selected_.find(a);
-    return it == selected_.end() ? 0 : it->second;
-  }
-  // The first unknown command or option, else the first other left-over word.
-  const Problem& problem() const { return named_.kind != Kind::kNone ? named_ : other_; }
-
- private:
-  const App* cur_;
-  std::vector<std::string> words_;
-  size_t i_ = 0;
-  std::map<const App*, size_t> selected_;  // subcommands selected in each app
-  std::vector<const App*> used_;           // the subcommands selected
-  std::map<const Option*, int> filled_;    // words given to each positional
-  Problem named_, other_;
-
-  void record(Kind kind, const std::string& word) {
-    if (cur_->get_allow_extras() || cur_->get_prefix_command()) return;  // left-overs are welcome there
-    Problem& p = kind == Kind::kExtraPositional ? other_ : named_;
-    if (p.kind == Kind::kNone) p = {kind, word, cur_};
-  }
-
-  bool accepts_subcommand(const App* a) const {
-    const size_t max = a->get_require_subcommand_max();
-    return max == 0 || selected(a) < max;
-  }
-
-  static const App* find_local_subcommand(const App* a, const std::string& w) {
-    for (const App* s : a->get_subcommands([](const App*) { return true; })) {
-      if (s->get_disabled()) continue;
-      if (s->get_name().empty()) {
-        if (const App* found = find_local_subcommand(s, w)) return found;
-      } else if (s->check_name(w)) {
-        return s;
-      }
-    }
-    return nullptr;
-  }
-
-  // As CLI::App::_valid_subcommand: a subcommand of the current app or of an ancestor still open.
-  const App* find_subcommand(const std::string& w, const App** owner) const {
-    for (const App* a = cur_; a != nullptr; a = a->get_parent()) {
-      if (!accepts_subcommand(a)) continue;
-      const App* s = find_local_subcommand(a, w);
-      if (s != nullptr && std::find(used_.begin(), used_.end(), s) == used_.end()) {
-        if (owner != nullptr) *owner = a;
-        return s;
-      }
-    }
-    return nullptr;
-  }
-
-  const Option* find_option(const std::string& name, bool is_long) const {
-    for (const App* a = cur_; a != nullptr; a = a->get_parent()) {
-      for (const Option* o : all_options(a))
-        if (is_long ? o->check_lname(name) : o->check_sname(name)) return o;
-      if (!a->get_fallthrough()) break;
-    }
-    return nullptr;
-  }
-
-  // "-5" is a value, not an option, unless the app defines -5 (as CLI11's _recognize).
-  bool is_option_word(const std::string& w) const {
-    std::string name, rest;
-    if (split_long(w, name, rest)) return true;
-    if (!split_short(w, name, rest)) return false;
-    if (name[0] >= '0' && name[0] <= '9') return find_option(name, false) != nullptr;
-    return true;
-  }
-
-  // What CLI11 would not take as an option's optional value.
-  bool is_special(const std::string& w) const {
-    return w == "--" || find_subcommand(w, nullptr) != nullptr || is_option_word(w);
-  }
-
-  size_t required_positionals_left() const {
-    size_t left = 0;
-    for (const Option* o : all_options(cur_)) {
-      if (!o->get_positional() || !o->get_required()) continue;
-      auto it = filled_.find(o);
-      const int have = it == filled_.end() ? 0 : it->second;
-      if (o->get_items_expected_min() > have) left += static_cast<size_t>(o->get_items_expected_min() - have);
-    }
-    return left;
-  }
-
-  bool fill_positional() {
-    for (const Option* o : all_options(cur_)) {
-      if (!o->get_positional()) continue;
-      int& have = filled_[o];
-      if (have < o->get_items_expected_min() || o->get_allow_extra_args()) {
-        ++have;
-        return true;
-      }
-    }
-    return false;
-  }
-
-  void positional(const std::string& w) {
-    ++i_;
-    if (fill_positional()) return;
-    if (cur_->get_prefix_command()) {  // everything after goes to the command
-      i_ = words_.size();
-      return;
-    }
-    const bool takes_command = !listed_subcommands(*cur_).empty() && selected(cur_) == 0;
-    record(takes_command ? Kind::kUnknownCommand : Kind::kExtraPositional, w);
-  }
-
-  // The option's values after its word (or its attached value), as CLI::App::_parse_arg.
-  void values(const Option* o, bool attached) {
-    const int min_num = std::min(o->get_type_size_min(), o->get_items_expected_min());
-    long long max_num = o->get_items_expected_max();
-    if (max_num >= CLI::detail::expected_max_vector_size / 16 && !o->get_allow_extra_args()) {
-      const long long t = static_cast<long long>(o->get_type_size_max()) * o->get_expected_min();
-      max_num = t <= INT_MAX ? t : CLI::detail::expected_max_vector_size;
-    }
-    long long collected = attached ? 1 : 0;
-    while (min_num > collected && i_ < words_.size()) {
-      ++i_;
-      ++collected;
-    }
-    if (min_num > collected) return;  // CLI11 throws ArgumentMismatch
-    if (max_num > collected || o->get_allow_extra_args()) {
-      const size_t required_left = required_positionals_left();
-      while ((collected < max_num || o->get_allow_extra_args()) && i_ < words_.size() && !is_special(words_[i_])) {
-        if (required_left >= words_.size() - i_) break;
-        ++i_;
-        ++collected;
-      }
-      if (i_ < words_.size() && words_[i_] == "--") ++i_;
-    }
-  }
-
-  static bool is_flag(const Option* o) { return o->get_items_expected_max() == 0; }
-
-  void run() {
-    bool positional_only = false;
-    while (i_ < words_.size()) {
-      const std::string w = words_[i_];
-      if (positional_only) {
-        positional(w);
-        continue;
-      }
-      if (w == "--") {
-        positional_only = true;
-        ++i_;
-        continue;
-      }
-      const App* owner = nullptr;
-      if (const App* sub = find_subcommand(w, &owner)) {
-        if (required_positionals_left() > 0) {  // CLI11 fills required positionals first
-          positional(w);
-          continue;
-        }
-        ++i_;
-        for (const App* a = sub->get_parent(); a != nullptr; a = a->get_parent()) {
-          ++selected_[a];
-          if (a == owner) break;
-        }
-        used_.push_back(sub);
-        cur_ = sub;
-        continue;
-      }
-      std::string name, value;
-      if (split_long(w, name, value)) {
-        const Option* o = find_option(name, true);
-        ++i_;
-        if (o == nullptr) {
-          record(Kind::kUnknownOption, w.substr(0, w.find('=')));
-        } else if (!is_flag(o)) {
-          values(o, !value.empty());
-        }
-        continue;
-      }
-      if (is_option_word(w)) {
-        split_short(w, name, value);  // value: the rest after -x
-        const Option* o = find_option(name, false);
-        if (o == nullptr) {
-          ++i_;
-          record(Kind::kUnknownOption, w);
-        } else if (is_flag(o)) {
-          if (value.empty()) {
-            ++i_;
-          } else {
-            words_[i_] = "-" + value;  // -abc: the flag -a, then -bc
-          }
-        } else {
-          ++i_;
-          values(o, !value.empty());
-        }
-        continue;
-      }
-      positional(w);
-    }
-  }
+struct Problem {
+  std::string word;
+  const App* scope = nullptr;
 };
 
-std::string explain_unknown_command(const Scan::Problem& p) {
+std::string explain_unknown_command(const Problem& p) {
   const std::string path = command_path(p.scope);
   const std::string shown = path.empty() ? p.word : path + " " + p.word;
   const auto candidates = names(listed_subcommands(*p.scope));
@@ -301,7 +95,7 @@ std::string explain_unknown_command(const Scan::Problem& p) {
   return "unknown command '" + shown + "' (one of: " + join(candidates) + ")";
 }
 
-std::string explain_unknown_option(const Scan::Problem& p) {
+std::string explain_unknown_option(const Problem& p) {
   std::vector<std::string> candidates;
   const bool short_word = p.word.size() == 2;
   for (const Option* o : all_options(p.scope)) {
@@ -329,14 +123,27 @@ std::string explain_parse_error(const CLI::App& root, const std::vector<std::str
   const bool extras = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
   const bool required = dynamic_cast<const CLI::RequiredError*>(&e) != nullptr;
   if (!extras && !required) return e.what();
-  const Scan scan(root, args);
-  const Scan::Problem& p = scan.problem();
-  if (p.kind == Scan::Kind::kUnknownCommand) return explain_unknown_command(p);
-  if (p.kind == Scan::Kind::kUnknownOption) return explain_unknown_option(p);
-  const App* cur = scan.current();
+  // The first left-over word in the order typed.
+  std::vector<std::pair<const App*, std::string>> words;
+  left_over(&root, words);
+  const Problem* first = nullptr;
+  std::vector<Problem> problems;
+  for (const auto& [app, w] : words) problems.push_back({w, app});
+  size_t first_at = args.size();
+  for (const Problem& p : problems) {
+    const size_t at = std::find(args.begin(), args.end(), p.word) - args.begin();
+    if (at < first_at) first_at = at, first = &p;
+  }
+  if (first) {
+    if (is_option_word(first->word)) return explain_unknown_option({first->word.substr(0, first->word.find('=')), first->scope});
+    if (!listed_subcommands(*first->scope).empty() && parsed_subcommands(first->scope).empty())
+      return explain_unknown_command(*first);
+  }
+  // The deepest command selected: a required subcommand missing there.
+  const App* cur = &root;
+  for (auto subs = parsed_subcommands(cur); !subs.empty(); subs = parsed_subcommands(cur)) cur = subs.front();
   const std::string what = e.what();
-  if (required && what.find("subcommand") != std::string::npos && cur->get_require_subcommand_min() > 0 &&
-      scan.selected(cur) < cur->get_require_subcommand_min()) {
+  if (required && what.find("subcommand") != std::string::npos && cur->get_require_subcommand_min() > 0) {
     const std::string list = " (one of: " + join(names(listed_subcommands(*cur))) + ")";
     if (cur == &root) return "a subcommand is required" + list;
     return "a subcommand of '" + command_path(cur) + "' is required" + list;

@@ -26,8 +26,8 @@ using looplab::nearest;
 //  - "unknown option '--lrr' for 'train'; did you mean '--lr'?" or "unknown option '--x' for
 //    'train' (run 'looplab train --help' for its options)";
 //  - otherwise e.what() unchanged.
-// It reads only the apps' definitions (not their parse state), so it may be called after the
-// failed parse.
+// It reads the words CLI11 left over in each app (their parse state): call it on the apps of the
+// failed parse, before any other parse.
 std::string explain_parse_error(const CLI::App& root, const std::vector<std::string>& args, const CLI::ParseError& e);
 
 // The command list printed for `looplab` with no arguments:
