@@ -7,15 +7,10 @@
 #include <iostream>
 
 #include "looplab/cli/commands.h"
-#include "looplab/eval/accelerated.h"
-#include "looplab/eval/evaluate.h"
-#include "looplab/run/model_dir.h"
 #include "looplab/run/run_dir.h"
 #include "looplab/stages/stages.h"
-#include "looplab/runtime.h"
 #include "looplab/util/error.h"
 #include "looplab/util/list.h"
-#include "looplab/util/progress.h"
 
 namespace looplab::cli {
 
@@ -47,27 +42,12 @@ void run(Options o) {
     std::printf("wrote %s\n", run.file(RunDir::kEval).c_str());
     return;
   }
-  const std::string weights = run.weights(o.eval.weights);
-  LoopedTransformer model = load_model(o.dir, parse_device(o.eval.device), parse_dtype(o.eval.dtype), weights);
-  model->eval();
-  model->set_mixed_precision(is_mixed_precision(!o.eval.precision.empty() ? o.eval.precision
-                                                : run.is_training_run()    ? run.spec().train.precision
-                                                                           : "float32"));
-  DataOptions data = run.evaluation_data();
-  AcceleratedReport fast{AcceleratedReport::kSchemaVersion, weights, last, o.early_exit, o.anderson, {}};
-  for (const std::string& name : order) {
-    if (o.eval.count) data.set_count(name, o.eval.count);
-    const Split split = load_split(data, name);
-    Progress progress(name, Progress::Log::kNone);
-    FixedPointOptions fp;
-    fp.max_iters = last;
-    fp.tolerance = o.early_exit;
-    fp.anderson = o.anderson;
-    fast.splits[name] = evaluate_accelerated(*model, split, o.eval.batch, fp, std::ref(progress));
-    progress.clear();
-  }
+  FixedPointOptions fp;
+  fp.max_iters = last;
+  fp.tolerance = o.early_exit;
+  fp.anderson = o.anderson;
+  const AcceleratedReport fast = evaluate_run_accelerated(o.dir, o.eval, fp);
   const std::string file = run.file(RunDir::kEvalAccelerated);
-  write_report(file, fast);
   if (o.json) {
     std::cout << nlohmann::json(fast).dump(2) << "\n";
     return;

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "looplab/eval/accelerated.h"
 #include "looplab/eval/evaluate.h"
 #include "looplab/io/atomic_file.h"
 #include "looplab/run/model_dir.h"
@@ -111,6 +112,29 @@ EvalReport evaluate_run(const std::string& dir, const EvalRunOptions& o) {
   }
   write_report(run.file(RunDir::kEval), report);
   fs::remove(partial);
+  return report;
+}
+
+AcceleratedReport evaluate_run_accelerated(const std::string& dir, const EvalRunOptions& o, const FixedPointOptions& fp) {
+  if (o.batch < 1 || o.count < 0) throw Error("batch must be >= 1 and count >= 0");
+  if (fp.tolerance < 0 || fp.anderson < 0) throw Error("the early-exit tolerance and the Anderson memory must be >= 0");
+  const RunDir run(dir);
+  const std::string weights = run.weights(o.weights);
+  LoopedTransformer model = load_model(dir, parse_device(o.device), parse_dtype(o.dtype), weights);
+  model->eval();
+  model->set_mixed_precision(is_mixed_precision(!o.precision.empty()   ? o.precision
+                                                : run.is_training_run() ? run.spec().train.precision
+                                                                        : "float32"));
+  DataOptions data = run.evaluation_data();
+  AcceleratedReport report{AcceleratedReport::kSchemaVersion, weights, fp.max_iters, fp.tolerance, fp.anderson, {}};
+  for (const std::string& name : o.splits) {
+    if (o.count) data.set_count(name, o.count);
+    const Split split = load_split(data, name);
+    Progress progress(name, Progress::Log::kNone);
+    report.splits[name] = evaluate_accelerated(*model, split, o.batch, fp, std::ref(progress));
+    progress.clear();
+  }
+  write_report(run.file(RunDir::kEvalAccelerated), report);
   return report;
 }
 

@@ -15,6 +15,12 @@ namespace looplab {
 
 EvalReport evaluate_run(const std::string& dir, const EvalRunOptions& o);
 
+// The cheaper evaluation of eval/accelerated.h (`looplab eval --early-exit/--anderson`): each
+// example stops at its convergence (fp.tolerance), at most fp.max_iters iterations, with
+// Anderson acceleration of memory fp.anderson; o's splits, count, batch, weights, device, dtype
+// and precision. Writes DIR/eval_accelerated.json.
+AcceleratedReport evaluate_run_accelerated(const std::string& dir, const EvalRunOptions& o, const FixedPointOptions& fp);
+
 // `text` (optional) receives the summary lines of each split.
 AnalysisReport analyze_run(const std::string& dir, const AnalyzeRunOptions& o, std::string* text = nullptr);
 
