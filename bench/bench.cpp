@@ -10,13 +10,10 @@
 #include "looplab/distributed/environment.h"
 #include "looplab/distributed/ranks.h"
 #include "looplab/eval/accelerated.h"
-#include "looplab/model/model_dir.h"
+#include "looplab/run/model_dir.h"
 #include "looplab/run/run_dir.h"
 #include "looplab/runtime.h"
 #include "looplab/tasks/registry.h"
-#include "looplab/tasks/sudoku/dataset.h"
-#include "looplab/tasks/sudoku/generator.h"
-#include "looplab/tasks/sudoku/solver.h"
 #include "looplab/train/adamw.h"
 #include "looplab/train/progressive_loss.h"
 #include "looplab/util/error.h"
@@ -147,53 +144,6 @@ void run_block(const BlockOptions& o) {
     });
     std::printf("block, with backward   %8.2f ms/iteration  (%.0f tokens/s)\n", sec * 1e3, tokens / sec);
   }
-}
-
-// ---- sudoku -------------------------------------------------------------------------------
-
-std::vector<Tool> task_benchmarks() {
-  return {{"sudoku",
-           "Puzzle generation rate (all threads and one) and solving rate per band",
-           {{"count", "puzzles to generate with all threads", "2000"}, {"seed", "random seed", "1"}},
-           [](const Values& v, int) { run_sudoku({int_value(v, "count"), seed_value(v, "seed")}); }}};
-}
-
-void run_sudoku(const SudokuOptions& o) {
-  if (o.count < 10) throw Error("--count must be >= 10");
-  using clock = std::chrono::steady_clock;
-  auto seconds_since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
-  sudoku::GeneratorOptions all;
-  all.threads = torch::get_num_threads();
-  auto start = clock::now();
-  const auto puzzles = sudoku::generate(o.count, o.seed, all);
-  const double t_all = seconds_since(start);
-  sudoku::GeneratorOptions one;
-  one.threads = 1;
-  const int64_t few = std::max<int64_t>(o.count / 4, 10);
-  start = clock::now();
-  const auto check = sudoku::generate(few, o.seed, one);
-  const double t_one = seconds_since(start);
-  for (int64_t i = 0; i < few; ++i)
-    if (check[i].question != puzzles[i].question) throw Error("generation differs between thread counts");
-  const double rate_all = static_cast<double>(o.count) / t_all, rate_one = static_cast<double>(few) / t_one;
-  std::printf("generation: %.1f puzzles/s on %d threads, %.1f on 1 thread (x%.2f); 60,000 puzzles take %.1f min\n",
-              rate_all, all.threads, rate_one, rate_all / rate_one, 60000 / rate_all / 60);
-  const sudoku::RatingSplit bands = sudoku::split_by_rating(puzzles);
-  for (const auto& [name, band] : {std::pair{"easy", bands.easy}, std::pair{"hard", bands.hard}}) {
-    int64_t solved = 0, backtracks = 0;
-    start = clock::now();
-    do {
-      for (int64_t i : band) {
-        const auto r = sudoku::solve(puzzles[i].question, 2);
-        solved += r.solutions == 1;
-        backtracks += r.backtracks;
-      }
-    } while (seconds_since(start) < 0.5);
-    std::printf("solving %s band (%zu puzzles): %.0f puzzles/s on 1 thread, mean %.1f backtracks\n", name,
-                band.size(), static_cast<double>(solved) / seconds_since(start),
-                static_cast<double>(backtracks) / static_cast<double>(solved));
-  }
-  std::cout << sudoku::rating_report(puzzles);
 }
 
 // ---- step ---------------------------------------------------------------------------------

@@ -1,15 +1,16 @@
-// looplab's benchmarks as a library: `looplab bench block|sudoku|step|latency|eval` call it
+// looplab's benchmarks as a library: `looplab bench block|step|latency|eval` call it
 // (cli/cmd_bench.cpp maps their flags to the options below), and bench/run reads what they
 // print. Each run_* prints its report to stdout; step, latency and eval end with one line
 // `json: {...}` per measurement, the line bench/run parses.
 //
 //  - block: the machine's matrix-product speed and the cost of one iteration of a block at
 //    paper width, measured in one process so the figures compare.
-//  - the tasks' own benchmarks (task_benchmarks: sudoku generation and solving rates).
 //  - step: a training step with fixed n and k (time, model FLOP/s against the same process's
 //    matmul, peak RSS).
 //  - latency: one iteration at batch 1, and the floor of its dense-layer products alone.
 //  - eval: a model directory evaluated by plain iteration, early exit and Anderson.
+// A task's benchmarks of its own code come from the task (tasks/task.h: benchmarks(), e.g.
+// `looplab bench sudoku`).
 //
 // Bad option values are a looplab::Error (the benchmarks are command-line tools: their messages
 // name the flag).
@@ -77,17 +78,6 @@ struct BlockOptions {
   }
 };
 void run_block(const BlockOptions& o);
-
-// Generation rate with all threads and one (checked identical), solving rate per rating band.
-struct SudokuOptions {
-  int64_t count = 2000;  // puzzles generated with all threads
-  uint64_t seed = 1;
-};
-void run_sudoku(const SudokuOptions& o);
-
-// The benchmarks of one task's own code (no model), as commands the CLI builds without naming
-// the task: `looplab bench NAME` (today: sudoku, the generator and solver rates).
-std::vector<Tool> task_benchmarks();
 
 // One training step (progressive_backward, gradient clipping, AdamW) with fixed n and k of an
 // external-recall post-norm model.

@@ -104,11 +104,11 @@ Command add_bench_eval(CLI::App* parent) {
 
 }  // namespace
 
-Command add_bench(CLI::App& parent) {
+Command add_bench(CLI::App& parent, const int& threads) {
   auto* app = parent.add_subcommand("bench", "Benchmarks (not tests)");
   std::vector<Command> benches = {add_bench_block(app), add_bench_step(app), add_bench_latency(app), add_bench_eval(app)};
-  static const int all_threads = 0;  // the task benchmarks measure LibTorch's thread count themselves
-  for (const Tool& t : bench::task_benchmarks()) benches.push_back(add_tool(app, t, all_threads));
+  for (const Task* task : all_tasks())
+    for (const Tool& t : task->benchmarks()) benches.push_back(add_tool(app, t, threads));
   return command_group(app, benches);
 }
 

@@ -27,7 +27,7 @@ Command add_train(CLI::App& parent);
 Command add_eval(CLI::App& parent);
 Command add_demo(CLI::App& parent);
 Command add_solve(CLI::App& parent);
-Command add_bench(CLI::App& parent);
+Command add_bench(CLI::App& parent, const int& threads);
 Command add_explore(CLI::App& parent);
 Command add_analyze(CLI::App& parent);
 Command add_serve(CLI::App& parent);

@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   try {
     commands = {cli::add_info(app),    cli::add_init(app),    cli::add_forward(app), cli::add_train(app),
                 cli::add_eval(app),    cli::add_demo(app),    cli::add_solve(app),   cli::add_analyze(app),
-                cli::add_explore(app), cli::add_serve(app),   cli::add_bench(app),   cli::add_sweep(app)};
+                cli::add_explore(app), cli::add_serve(app),   cli::add_bench(app, threads),   cli::add_sweep(app)};
     // A task whose name, tool or solve option collides with a command or option fails here.
     for (const cli::Command& c : cli::add_task_commands(app, threads)) commands.push_back(c);
   } catch (const CLI::Error& e) {

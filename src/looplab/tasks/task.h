@@ -158,6 +158,8 @@ class Task {
   virtual Tool generator() const = 0;
   // `looplab NAME TOOL`: commands of the task's own (none by default).
   virtual std::vector<Tool> tools() const { return {}; }
+  // `looplab bench NAME`: benchmarks of the task's own code (no model), e.g. sudoku's generator.
+  virtual std::vector<Tool> benchmarks() const { return {}; }
   virtual std::string tools_help() const { return ""; }
 
   // `looplab solve`: the option naming a query, its encoding as one example, and the printout

@@ -12,6 +12,7 @@
 
 #include "looplab/io/atomic_file.h"
 #include "looplab/tasks/rated_puzzles.h"
+#include "looplab/tasks/sudoku/benchmark.h"
 #include "looplab/tasks/sudoku/dataset.h"
 #include "looplab/tasks/sudoku/solver.h"
 #include "looplab/tasks/task.h"
@@ -198,6 +199,13 @@ class Sudoku : public Task {
              }}};
   }
   std::string tools_help() const override { return "The backtrack-counting sudoku solver and puzzle statistics"; }
+
+  std::vector<Tool> benchmarks() const override {
+    return {{"sudoku",
+             "Puzzle generation rate (all threads and one) and solving rate per band",
+             {{"count", "puzzles to generate with all threads", "2000"}, {"seed", "random seed", "1"}},
+             [](const Values& v, int threads) { sudoku::run_benchmark(int_value(v, "count"), seed_value(v, "seed"), threads); }}};
+  }
 
   SolveOption solve_option() const override { return {"puzzle", "sudoku: 81 characters, '.' or '0' for a blank"}; }
 
