@@ -231,7 +231,7 @@ void to_json(json& j, const AcceleratedReport& r) {
   j = {{"schema_version", AcceleratedReport::kSchemaVersion},
        {"weights", r.weights},
        {"max_iters", r.max_iters},
-       {"early_exit", r.early_exit},
+       {"tolerance", r.tolerance},
        {"anderson", r.anderson},
        {"splits", r.splits}};
 }
@@ -240,7 +240,7 @@ void from_json(const json& j, AcceleratedReport& r) {
   r.schema_version = read_version<AcceleratedReport>(j);
   get(j, "weights", r.weights);
   get(j, "max_iters", r.max_iters);
-  get(j, "early_exit", r.early_exit);
+  get(j, r.schema_version >= 2 ? "tolerance" : "early_exit", r.tolerance);
   get(j, "anderson", r.anderson);
   get(j, "splits", r.splits);
 }

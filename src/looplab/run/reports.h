@@ -49,11 +49,12 @@ struct AcceleratedSplitReport {
 };
 
 struct AcceleratedReport {
-  static constexpr int kSchemaVersion = 1;
+  // 2: the tolerance under "tolerance" (version 1 called it "early_exit", still read).
+  static constexpr int kSchemaVersion = 2;
   int schema_version = kSchemaVersion;
   std::string weights;
   int64_t max_iters = 0;
-  double early_exit = 0;  // the tolerance
+  double tolerance = 0;  // the relative step below which an example stopped (--early-exit)
   int64_t anderson = 0;
   std::map<std::string, AcceleratedSplitReport> splits;
 };
