@@ -60,7 +60,13 @@ TEST_F(ModelDirTest, VersionOneFoldersConvertOrRefuse) {
   LoopedTransformer old(c);
   save_model(dir_, *old);
   nlohmann::json j = nlohmann::json::parse(read_file(dir_ + "/config.json"));
-  EXPECT_EQ(j["version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
+  EXPECT_FALSE(j.contains("version"));
+  // Version 2 named the key "version": read as the same encoding.
+  j.erase("schema_version");
+  j["version"] = 2;
+  write_file_atomic(dir_ + "/config.json", j.dump());
+  EXPECT_TRUE(torch::equal(load_model(dir_)->projection->bias, old->projection->bias));
   j["version"] = 1;
   write_file_atomic(dir_ + "/config.json", j.dump());
   LoopedTransformer now = load_model(dir_);
@@ -76,13 +82,15 @@ TEST_F(ModelDirTest, VersionOneFoldersConvertOrRefuse) {
   const std::string chess_dir = dir_ + "/chess";
   save_model(chess_dir, *LoopedTransformer(chess));
   j = nlohmann::json::parse(read_file(chess_dir + "/config.json"));
+  j.erase("schema_version");
   j["version"] = 1;
   write_file_atomic(chess_dir + "/config.json", j.dump());
   EXPECT_NE(error_of([&] { load_model(chess_dir); }).find("config.json: field 'version': 1: a chess model"),
             std::string::npos);
-  j["version"] = 3;
+  j.erase("version");
+  j["schema_version"] = 4;
   write_file_atomic(chess_dir + "/config.json", j.dump());
-  EXPECT_NE(error_of([&] { load_model(chess_dir); }).find("field 'version': 3 is newer than this looplab reads (2)"),
+  EXPECT_NE(error_of([&] { load_model(chess_dir); }).find("field 'schema_version': 4 is newer than this looplab reads (3)"),
             std::string::npos);
 }
 

@@ -119,7 +119,7 @@ int64_t parameter_count(const ModelConfig& c) {
 
 json to_json(const ModelConfig& c) {
   return json{{"format", "looplab-model"},
-              {"version", kModelVersion},
+              {"schema_version", kModelVersion},
               {"task", c.task},
               {"recall", to_string(c.recall)},
               {"norm", to_string(c.norm)},
@@ -136,12 +136,14 @@ json to_json(const ModelConfig& c) {
 }
 
 int64_t model_version(const json& j, const std::string& source) {
-  if (!j.is_object() || !j.contains("version")) return 1;
-  const json& v = j["version"];
+  if (!j.is_object()) return 1;
+  const char* key = j.contains("schema_version") ? "schema_version" : j.contains("version") ? "version" : nullptr;
+  if (!key) return 1;
+  const json& v = j[key];
   if (!v.is_number_integer() || v.get<int64_t>() < 1)
-    throw Error(source + ": field 'version': expected a positive integer, got " + v.dump());
+    throw Error(source + ": field '" + key + "': expected a positive integer, got " + v.dump());
   if (v.get<int64_t>() > kModelVersion)
-    throw Error(source + ": field 'version': " + v.dump() + " is newer than this looplab reads (" +
+    throw Error(source + ": field '" + key + "': " + v.dump() + " is newer than this looplab reads (" +
                 std::to_string(kModelVersion) + ")");
   return v.get<int64_t>();
 }

@@ -64,12 +64,15 @@ void validate(const ModelConfig& c);
 // tests can check one against the other).
 int64_t parameter_count(const ModelConfig& c);
 
-// config.json's "version". 2: the inputs as the paper's released code encodes them (prefix
-// sums: the bit minus 0.5; chess: rank 8 in grid row 0). 1: looplab before 2026-12-03 (the
-// bit; rank 1 in row 0), still read: run/model_dir.h converts what it can.
-inline constexpr int64_t kModelVersion = 2;
-// The version of a config.json's object (1 where absent); throws looplab::Error for one newer
-// than this looplab reads.
+// config.json's "schema_version" (called "version" in versions 1 and 2, still read):
+//   3: the key renamed, nothing else changed;
+//   2: the inputs as the paper's released code encodes them (prefix sums: the bit minus 0.5;
+//      chess: rank 8 in grid row 0);
+//   1: looplab before 2026-12-03 (the bit; rank 1 in row 0), still read: run/model_dir.h
+//      converts what it can.
+inline constexpr int64_t kModelVersion = 3;
+// The version of a config.json's object ("schema_version", else "version", else 1); throws
+// looplab::Error for one newer than this looplab reads.
 int64_t model_version(const nlohmann::json& j, const std::string& source);
 
 nlohmann::json to_json(const ModelConfig& c);
