@@ -113,7 +113,7 @@ TEST(NeighbourhoodAttention, EqualsFullAttentionUnderTheWindowMask) {
     ModelConfig cfg = default_config(c.grid.size() == 1 ? "prefix-sums" : "sudoku", Recall::kNone, Norm::kPre, 16);
     cfg.heads = 2;
     cfg.window = c.window;
-    cfg.local_attention = true;
+    cfg.neighbourhood_attention = true;
     cfg.grid = c.grid;
     LoopedTransformer model(cfg);
     model->to(torch::kFloat64);

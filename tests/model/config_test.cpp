@@ -16,12 +16,31 @@ TEST(Config, JsonRoundTrip) {
   const ModelConfig back = config_from_json(to_json(c), "config.json");
   EXPECT_EQ(to_json(back), to_json(c));
   EXPECT_EQ(back.grid, (std::vector<int64_t>{9, 9}));
-  EXPECT_FALSE(back.local_attention);
+  EXPECT_FALSE(back.neighbourhood_attention);
+}
+
+// Version 3 names neighbourhood attention "neighbourhood"; versions 1-2 wrote "local".
+TEST(Config, NeighbourhoodAttentionUnderBothNames) {
+  const ModelConfig c = default_config("prefix-sums", Recall::kExternal, Norm::kPost, 64);
+  nlohmann::json j = to_json(c);
+  EXPECT_EQ(j["attention"], "neighbourhood");
+  EXPECT_EQ(j["schema_version"], 3);
+  j["attention"] = "local";
+  j.erase("schema_version");
+  j["version"] = 2;
+  EXPECT_TRUE(config_from_json(j, "config.json").neighbourhood_attention);
+  j["attention"] = "windowed";
+  try {
+    config_from_json(j, "config.json");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("attention"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Config, TaskDefaults) {
   const ModelConfig p = default_config("prefix-sums", Recall::kExternal, Norm::kPost);
-  EXPECT_TRUE(p.local_attention);
+  EXPECT_TRUE(p.neighbourhood_attention);
   EXPECT_EQ(p.window, 5);
   EXPECT_EQ(p.in_channels, 1);
   EXPECT_EQ(p.out_channels, 2);

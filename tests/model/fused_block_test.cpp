@@ -49,7 +49,7 @@ TEST(FusedBlock, EqualsThePlainBlock) {
         c.heads = k.heads;
         c.grid = k.grid;
         c.window = k.local ? k.window : 1;
-        c.local_attention = k.local;
+        c.neighbourhood_attention = k.local;
         if (recall == Recall::kFixed) c.blocks = 2;
         LoopedTransformer model(c);
         int64_t L = 1;
@@ -159,7 +159,7 @@ GradSetup grad_setup(const GradCase& k, torch::Dtype dtype, uint64_t seed) {
   c.heads = k.heads;
   c.grid = k.grid;
   c.window = k.local ? k.window : 1;
-  c.local_attention = k.local;
+  c.neighbourhood_attention = k.local;
   GradSetup s;
   s.model = LoopedTransformer(c);
   s.model->to(dtype);
@@ -338,7 +338,7 @@ TEST(FusedBlock, LeavesTheRestToThePlainPath) {
   block.attn->fused = false;
   EXPECT_FALSE(fused_block_applies(block, x, p));  // the attention's fused formula turned off
   block.attn->fused = true;
-  c.local_attention = false;
+  c.neighbourhood_attention = false;
   LoopedTransformer full(c);
   auto& full_block = *(*full->recur_blocks)[0]->as<BlockImpl>();
   EXPECT_TRUE(fused_block_applies(full_block, x, full->positions({64})));  // full attention, every key

@@ -38,8 +38,8 @@ inline std::vector<Vector> load_index() {
     c.grid = e["grid"].get<std::vector<int64_t>>();
     c.in_channels = e["in_channels"];
     c.out_channels = e["out_channels"];
-    c.local_attention = e["attention"] == "local";
-    if (c.local_attention) c.window = e["window"];
+    c.neighbourhood_attention = e["attention"] == "local";  // the shared vectors' name
+    if (c.neighbourhood_attention) c.window = e["window"];
     v.iterations = e["iterations"];
     out.push_back(v);
   }

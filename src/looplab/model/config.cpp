@@ -75,7 +75,7 @@ ModelConfig default_config(const std::string& task_name, Recall recall, Norm nor
   c.in_channels = spec.in_channels;
   c.out_channels = spec.out_channels;
   c.grid = spec.grid;
-  c.local_attention = spec.local_attention;
+  c.neighbourhood_attention = spec.neighbourhood_attention;
   return c;
 }
 
@@ -94,7 +94,7 @@ void validate(const ModelConfig& c) {
   need(c.head_dim() % (2 * c.spatial_dims()) == 0,
        "head_dim " + std::to_string(c.head_dim()) + " must be divisible by 2 x " + std::to_string(c.spatial_dims()) +
            " grid axes for N-D RoPE");
-  need(!c.local_attention || (c.window > 0 && c.window % 2 == 1), "window must be a positive odd number");
+  need(!c.neighbourhood_attention || (c.window > 0 && c.window % 2 == 1), "window must be a positive odd number");
   need(c.rope_base > 1.0, "rope_base must exceed 1");
 }
 
@@ -130,7 +130,7 @@ json to_json(const ModelConfig& c) {
               {"in_channels", c.in_channels},
               {"out_channels", c.out_channels},
               {"grid", c.grid},
-              {"attention", c.local_attention ? "local" : "full"},
+              {"attention", c.neighbourhood_attention ? "neighbourhood" : "full"},
               {"window", c.window},
               {"rope_base", c.rope_base}};
 }
@@ -194,9 +194,11 @@ ModelConfig config_from_json(const json& j, const std::string& source) {
     if (!g.is_number_integer()) throw fail("grid", "expected a list of sizes");
     c.grid.push_back(g.get<int64_t>());
   }
+  // "local": versions 1-2's name for neighbourhood attention.
   const std::string attention = get_string("attention");
-  if (attention != "local" && attention != "full") throw fail("attention", "expected \"local\" or \"full\"");
-  c.local_attention = attention == "local";
+  if (attention != "neighbourhood" && attention != "local" && attention != "full")
+    throw fail("attention", "expected \"neighbourhood\" or \"full\"");
+  c.neighbourhood_attention = attention != "full";
   c.window = get_int("window");
   if (j.contains("rope_base")) {
     if (!j["rope_base"].is_number()) throw fail("rope_base", "expected a number");
@@ -220,7 +222,7 @@ std::string describe(const ModelConfig& c) {
          "width       " + std::to_string(c.width) + ", " + std::to_string(c.heads) + " heads of " +
          std::to_string(c.head_dim()) + ", MLP hidden " + std::to_string(c.mlp_ratio * c.width) + ", " +
          std::to_string(c.blocks) + " block(s) per iteration\n" + "attention   " +
-         (c.local_attention ? "neighbourhood, window " + std::to_string(c.window) : std::string("full")) + ", " +
+         (c.neighbourhood_attention ? "neighbourhood, window " + std::to_string(c.window) : std::string("full")) + ", " +
          std::to_string(c.spatial_dims()) + "-D RoPE, QK-norm\n";
 }
 

@@ -42,7 +42,7 @@ struct ModelConfig {
   int64_t in_channels = 1;
   int64_t out_channels = 2;
   std::vector<int64_t> grid = {32};  // training grid; its rank is the number of RoPE axes
-  bool local_attention = true;  // neighbourhood attention of `window` keys per axis, else full
+  bool neighbourhood_attention = true;  // neighbourhood attention of `window` keys per axis, else full
   int64_t window = 5;
   double rope_base = 10000.0;
 
@@ -65,7 +65,7 @@ void validate(const ModelConfig& c);
 int64_t parameter_count(const ModelConfig& c);
 
 // config.json's "schema_version" (called "version" in versions 1 and 2, still read):
-//   3: the key renamed, nothing else changed;
+//   3: the key renamed, and "attention": "neighbourhood" (versions 1-2: "local"); the same model;
 //   2: the inputs as the paper's released code encodes them (prefix sums: the bit minus 0.5;
 //      chess: rank 8 in grid row 0);
 //   1: looplab before 2026-12-03 (the bit; rank 1 in row 0), still read: run/model_dir.h

@@ -238,7 +238,7 @@ Positions LoopedTransformerImpl::positions(const std::vector<int64_t>& grid) con
   const torch::Tensor angles = rope_angles(grid, config_.head_dim(), config_.rope_base);
   p.cos = angles.cos().to(on_model);
   p.sin = angles.sin().to(on_model);
-  if (config_.local_attention) {
+  if (config_.neighbourhood_attention) {
     const torch::Tensor index = neighbourhood_index(grid, config_.window);
     p.keys = index;
     const int64_t L = index.size(0), keys = index.size(1);

@@ -32,7 +32,7 @@ struct TaskSpec {
   std::vector<int64_t> grid;
   int64_t in_channels;
   int64_t out_channels;
-  bool local_attention;        // neighbourhood attention, or full attention
+  bool neighbourhood_attention;        // neighbourhood attention, or full attention
   Decoding decoding;
 };
 

@@ -97,7 +97,7 @@ EngineChoice engine_for(const ModelConfig& c, const std::string& device, const s
     keys *= std::min(n, c.window);
     tokens *= n;
   }
-  if (!c.local_attention) keys = tokens <= kMaxFusedKeys ? tokens : -1;
+  if (!c.neighbourhood_attention) keys = tokens <= kMaxFusedKeys ? tokens : -1;
   const std::string why = declines({c.recall, c.norm, c.width, c.heads, keys, device == "cpu", dtype,
                                     is_mixed_precision(precision)});
   return {why.empty(), why};
