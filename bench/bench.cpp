@@ -27,7 +27,7 @@ namespace looplab::bench {
 FlopCount model_flops(const ModelConfig& c, int64_t positions) {
   const double d = static_cast<double>(c.width);
   double keys = static_cast<double>(positions);
-  if (c.local_attention) {
+  if (c.neighbourhood_attention) {
     keys = 1;
     for (size_t a = 0; a < c.grid.size(); ++a)
       keys *= static_cast<double>(std::min<int64_t>(c.window, c.grid.size() == 1 ? positions : c.grid[a]));
