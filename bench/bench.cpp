@@ -10,8 +10,8 @@
 #include "looplab/distributed/environment.h"
 #include "looplab/distributed/ranks.h"
 #include "looplab/eval/accelerated.h"
-#include "looplab/run/model_dir.h"
-#include "looplab/run/run_dir.h"
+#include "looplab/run/model_folder.h"
+#include "looplab/run/run_folder.h"
 #include "looplab/runtime.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/train/adamw.h"
@@ -279,7 +279,7 @@ void run_eval(const EvalOptions& o) {
     }
     runs.push_back(fp);
   }
-  const RunDir run(o.dir);
+  const RunFolder run(o.dir);
   const torch::Device device = parse_device(o.device);
   LoopedTransformer model = load_model(o.dir, device, parse_dtype(o.dtype), run.weights(o.weights));
   model->eval();

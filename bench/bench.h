@@ -8,7 +8,7 @@
 //  - step: a training step with fixed n and k (time, model FLOP/s against the same process's
 //    matmul, peak RSS).
 //  - latency: one iteration at batch 1, and the floor of its dense-layer products alone.
-//  - eval: a model directory evaluated by plain iteration, early exit and Anderson.
+//  - eval: a model folder evaluated by plain iteration, early exit and Anderson.
 // A task's benchmarks of its own code come from the task (tasks/task.h: benchmarks(), e.g.
 // `looplab bench sudoku`).
 //
@@ -99,7 +99,7 @@ struct LatencyOptions {
 };
 void run_latency(const LatencyOptions& o);
 
-// A model or run directory's split evaluated once per mode: "plain" (max_iters iterations),
+// A model or run folder's split evaluated once per mode: "plain" (max_iters iterations),
 // "early" (early exit at the tolerance) and "anderson" (Anderson memory + early exit).
 struct EvalOptions {
   std::string dir, split = "hard", weights = "best", device = "cpu", dtype = "float32";

@@ -25,7 +25,7 @@ grep -q "recall: none" "$TMP/out" && ok || bad "autonomous rho line: $(cat "$TMP
 
 "$LOOPLAB" init --task prefix-sums --recall fixed --norm post --width 16 --heads 2 --seed 1 --out "$TMP/fixed" >/dev/null
 expect_error "analyze a fixed-depth model" "no iteration to analyze" "$LOOPLAB" analyze "$TMP/fixed"
-expect_error "analyze without a directory" "give a run or model directory" "$LOOPLAB" analyze
+expect_error "analyze without a directory" "give a run or model folder" "$LOOPLAB" analyze
 expect_error "analyze a missing directory" "$TMP/missing" "$LOOPLAB" analyze "$TMP/missing"
 expect_error "analyze --tol 0" "tol" "$LOOPLAB" analyze "$M" --tol 0
 expect_error "analyze --count 0" "count" "$LOOPLAB" analyze "$M" --count 0

@@ -101,7 +101,7 @@ echo '{"task": "prefix-sums", "recall": "external"' >"$TMP/mixed/config.json"
 expect_error "corrupt config" "config.json: not valid JSON" \
   "$LOOPLAB" forward "$TMP/mixed" --input "$PIO" --output "$TMP/x"
 sed 's/"norm": "post"/"norm": "sandwich"/' "$M/config.json" >"$TMP/mixed/config.json"
-expect_error "bad config value" "config.json: field 'norm': unknown normalization 'sandwich'" \
+expect_error "bad config value" "config.json: key 'norm': unknown normalization 'sandwich'" \
   "$LOOPLAB" forward "$TMP/mixed" --input "$PIO" --output "$TMP/x"
 expect_error "init over a model" "already holds a model" \
   "$LOOPLAB" init --seed 1 --out "$M"
@@ -111,12 +111,18 @@ expect_error "init over a model" "already holds a model" \
 grep -q "^  train " "$TMP/out" && grep -q "^  data " "$TMP/out" && ok || bad "looplab alone: no command list: $(cat "$TMP/out")"
 expect_error "mistyped command" "unknown command 'trian'; did you mean 'train'?" "$LOOPLAB" trian
 expect_error "mistyped subcommand" "unknown command 'data prefx-sums'; did you mean 'prefix-sums'?" "$LOOPLAB" data prefx-sums
+expect_error "mistyped illustration" "unknown command 'explore memory-decy'; did you mean 'memory-decay'?" \
+  "$LOOPLAB" explore memory-decy
+expect_error "illustration missing" "a subcommand of 'explore' is required (one of: list, memory-decay" "$LOOPLAB" explore
 expect_error "mistyped option" "unknown option '--lrr' for 'train'; did you mean '--lr'?" "$LOOPLAB" train --lrr 0.1
 # A bad value is reported before a missing option (train needs --out).
 expect_error "bad value before missing option" "unknown task 'sudok' .*did you mean 'sudoku'?" "$LOOPLAB" train --task sudok
 expect_error "bad recall before missing option" "unknown recall 'extrnal'.*did you mean 'external'?" "$LOOPLAB" train --recall extrnal
 # The library names the option, the command line the flag.
-expect_error "library option named as its flag" "^looplab: error: --max-iters must be >= 1" \
+expect_error "library option named as its flag" "^looplab: error: --training-iters must be >= 1" \
+  "$LOOPLAB" train --training-iters 0 --out "$TMP/r0"
+# The flag's old name is still accepted (scripts written before schema 3 of training.json).
+expect_error "old flag name accepted" "^looplab: error: --training-iters must be >= 1" \
   "$LOOPLAB" train --max-iters 0 --out "$TMP/r0"
 
 # --- demo: the shipped models' table, the paper preset's run where it is shipped ------------

@@ -26,8 +26,8 @@ last = {}
 for p in ("float32", "bf16-mixed"):
     rows = [json.loads(l) for l in open(os.path.join(sys.argv[1], p, "metrics.jsonl"))]
     assert len(rows) == 24, (p, len(rows))
-    last[p] = 100 * rows[-1]["val_accuracy"]
-    print(f"{p}: val {last[p]:.1f}% in the last epoch, best {100 * max(r['val_accuracy'] for r in rows):.1f}%, "
+    last[p] = 100 * rows[-1]["val_exact"]
+    print(f"{p}: val {last[p]:.1f}% in the last epoch, best {100 * max(r['val_exact'] for r in rows):.1f}%, "
           f"{sum(r['seconds'] for r in rows):.0f} s")
 assert min(last.values()) >= 85, last
 assert abs(last["float32"] - last["bf16-mixed"]) <= 10, last

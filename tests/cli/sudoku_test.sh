@@ -64,9 +64,9 @@ expect_error "missing columns" "nohead.csv:1: header must name the columns sourc
 TINY=(--task sudoku --width 16 --heads 2 --max-iters 3 --batch 20 --epochs 1 --train-count 40 --val-count 10
       --hard-count 10 --seed 2)
 expect_ok "train sudoku (pool made in the run)" "$LOOPLAB" --threads 2 train "${TINY[@]}" --out "$TMP/run"
-[ -f "$TMP/run/sudoku.csv" ] && ok || bad "train: no pool in the run directory"
+[ -f "$TMP/run/sudoku.csv" ] && ok || bad "train: no pool in the run folder"
 grep -q '"data_file": "sudoku.csv"' "$TMP/run/training.json" && ok || bad "train: pool not recorded relative to the run"
-mv "$TMP/run" "$TMP/moved"  # a run directory keeps working when moved
+mv "$TMP/run" "$TMP/moved"  # a run folder keeps working when moved
 expect_ok "eval sudoku" "$LOOPLAB" eval "$TMP/moved" --split val,hard --iters 1:6
 grep -q "^hard (10 examples, 81 positions)" "$TMP/out" && ok || bad "eval: $(cat "$TMP/out")"
 HARD=$(awk -F, 'NR > 1 { print $4, $2 }' "$TMP/moved/sudoku.csv" | sort -n | tail -1 | cut -d' ' -f2)

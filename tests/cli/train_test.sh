@@ -42,7 +42,7 @@ expect_ok "train 2 epochs" "$LOOPLAB" train "${TINY[@]}" --train-count 200 --epo
 expect_ok "resume to 3" "$LOOPLAB" train --resume "$TMP/run" --epochs 3
 [ "$(wc -l <"$TMP/run/metrics.jsonl")" -eq 3 ] && ok || bad "resume: expected 3 metrics lines"
 for f in config.json training.json model.safetensors best.safetensors checkpoint.safetensors metrics.jsonl; do
-  [ -f "$TMP/run/$f" ] && ok || bad "run directory lacks $f"
+  [ -f "$TMP/run/$f" ] && ok || bad "run folder lacks $f"
 done
 expect_error "resume changing lr" "--lr cannot change a run being resumed" "$LOOPLAB" train --resume "$TMP/run" --lr 0.1
 expect_error "train over a run" "already holds a run" "$LOOPLAB" train "${TINY[@]}" --out "$TMP/run"

@@ -48,7 +48,7 @@ a, b = ([json.loads(l) for l in open(p)] for p in sys.argv[1:3])
 assert len(a) == len(b) == 3
 for x, y in zip(a, b):
     assert abs(x["loss"] - y["loss"]) < 1e-6 * abs(x["loss"]), (x["loss"], y["loss"])
-    for k in ("train_accuracy", "val_accuracy", "val_per_position", "lr"):
+    for k in ("train_exact", "val_exact", "val_per_position", "lr"):
         assert x[k] == y[k], (k, x[k], y[k])
 PY
 

@@ -342,6 +342,8 @@ TEST(ExploreErrors, BadNamesAndValues) {
   EXPECT_THROW(run("hippo", {{"periods", "2"}}), looplab::Error);
   EXPECT_THROW(run("jacobian-products", {{"arrangement", "random"}}), looplab::Error);
   EXPECT_THROW(looplab::explore::parse_setting("a0.5"), looplab::Error);
+  EXPECT_THROW(looplab::explore::parse_settings({"a=0.5", "a=0.6"}), looplab::Error);
+  EXPECT_EQ(looplab::explore::parse_settings({"a=0.5", "b=x=y"}), (looplab::explore::Settings{{"a", "0.5"}, {"b", "x=y"}}));
   EXPECT_NO_THROW(run("lru", {{"turns", "0.10"}}));
   try {
     run("memory-decay", {{"a", "1.5"}});

@@ -55,7 +55,7 @@ TEST(Config, ErrorsNameTheField) {
     config_from_json(j, "run/config.json");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "run/config.json: field 'width': missing");
+    EXPECT_EQ(std::string(e.what()), "run/config.json: key 'width': missing");
   }
   j = to_json(default_config("chess", Recall::kNone, Norm::kPre));
   j["norm"] = "sandwich";
@@ -63,7 +63,7 @@ TEST(Config, ErrorsNameTheField) {
     config_from_json(j, "c.json");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("field 'norm': unknown normalization 'sandwich'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("key 'norm': unknown normalization 'sandwich'"), std::string::npos);
   }
   j = to_json(default_config("chess", Recall::kNone, Norm::kPre));
   j["heads"] = 7;  // 256 is not divisible by 7

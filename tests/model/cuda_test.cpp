@@ -6,7 +6,7 @@
 
 #include "looplab/io/tensor_io.h"
 #include "looplab/model/looped_transformer.h"
-#include "looplab/run/model_dir.h"
+#include "looplab/run/model_folder.h"
 #include "looplab/runtime.h"
 #include "looplab/train/progressive_loss.h"
 #include "vectors.h"

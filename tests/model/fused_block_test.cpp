@@ -335,9 +335,9 @@ TEST(FusedBlock, LeavesTheRestToThePlainPath) {
     PlainEngine plain;
     EXPECT_FALSE(fused_block_applies(block, x, p));  // a plain scope
   }
-  block.attn->fused = false;
-  EXPECT_FALSE(fused_block_applies(block, x, p));  // the attention's fused formula turned off
-  block.attn->fused = true;
+  block.attn->twice_differentiable = true;
+  EXPECT_FALSE(fused_block_applies(block, x, p));  // the plain formula asked for (the analysis)
+  block.attn->twice_differentiable = false;
   c.neighbourhood_attention = false;
   LoopedTransformer full(c);
   auto& full_block = *(*full->recur_blocks)[0]->as<BlockImpl>();

@@ -8,7 +8,7 @@
 
 #include "looplab/io/atomic_file.h"
 #include "looplab/model/looped_transformer.h"
-#include "looplab/run/model_dir.h"
+#include "looplab/run/model_folder.h"
 #include "looplab/tasks/registry.h"
 #include "vectors.h"
 

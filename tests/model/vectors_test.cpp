@@ -4,7 +4,7 @@
 
 #include "looplab/io/tensor_io.h"
 #include "looplab/model/looped_transformer.h"
-#include "looplab/run/model_dir.h"
+#include "looplab/run/model_folder.h"
 #include "vectors.h"
 
 namespace looplab {

@@ -5,10 +5,11 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "looplab/io/atomic_file.h"
-#include "looplab/run/run_dir.h"
+#include "looplab/run/run_folder.h"
 #include "looplab/run/run_spec.h"
 #include "looplab/util/error.h"
 
@@ -123,7 +124,7 @@ AnalysisReport sample_analysis() {
 
 EpochMetrics sample_metrics(int64_t epoch) {
   EpochMetrics m;
-  m.epoch = epoch, m.lr = 1e-3, m.loss = 0.5, m.train_accuracy = 0.25, m.val_accuracy = 0.125;
+  m.epoch = epoch, m.lr = 1e-3, m.loss = 0.5, m.train_exact = 0.25, m.val_exact = 0.125;
   m.val_per_position = 0.75, m.val_iters = 30, m.seconds = 1.5, m.peak_rss_mib = 300.25;
   return m;
 }
@@ -317,12 +318,12 @@ TEST(Reports, MetricsDropATornLastLineAndNameABadMiddleLine) {
   EXPECT_EQ(error_of([&] { read_metrics(path); }), path + ":3: key 'loss': missing");
 
   TempDir empty;
-  EXPECT_TRUE(RunDir(empty.path()).metrics().empty());
+  EXPECT_TRUE(RunFolder(empty.path()).metrics().empty());
 }
 
 TEST(RunDirTest, WeightsNamesTheOption) {
   TempDir dir;
-  RunDir run(dir.path());
+  RunFolder run(dir.path());
   try {
     run.weights("first");
     FAIL() << "no OptionError";
@@ -330,14 +331,14 @@ TEST(RunDirTest, WeightsNamesTheOption) {
     EXPECT_EQ(e.option(), "weights");
     EXPECT_EQ(std::string(e.what()), "weights 'first': expected final or best");
   }
-  write_file_atomic(run.file(RunDir::kWeights), "x");
-  EXPECT_EQ(run.weights("best"), RunDir::kWeights);  // no best.safetensors: the final weights
-  write_file_atomic(run.file(RunDir::kBest), "x");
-  EXPECT_EQ(run.weights("best"), RunDir::kBest);
-  EXPECT_EQ(run.weights("final"), RunDir::kWeights);
-  EXPECT_EQ(run.weights("latest"), RunDir::kWeights);  // the earlier name
+  write_file_atomic(run.file(RunFolder::kWeights), "x");
+  EXPECT_EQ(run.weights("best"), RunFolder::kWeights);  // no best.safetensors: the final weights
+  write_file_atomic(run.file(RunFolder::kBest), "x");
+  EXPECT_EQ(run.weights("best"), RunFolder::kBest);
+  EXPECT_EQ(run.weights("final"), RunFolder::kWeights);
+  EXPECT_EQ(run.weights("latest"), RunFolder::kWeights);  // the earlier name
   // A folder shipped with its best epoch's weights alone has no final ones: said, not swapped.
-  std::filesystem::remove(run.file(RunDir::kWeights));
+  std::filesystem::remove(run.file(RunFolder::kWeights));
   EXPECT_EQ(error_of([&] { run.weights("final"); }),
             dir.path() + ": no final weights (model.safetensors), only the best epoch's (best.safetensors): pass --weights best");
 }
@@ -367,14 +368,14 @@ TEST(RunSpecTest, CheckNamesTheOption) {
     EXPECT_EQ(std::string(e.what()), "lr must be positive");
   }
   s.train.lr = 1e-3;
-  s.train.max_iters = 0;
+  s.train.training_iters = 0;
   try {
     check(s);
     FAIL() << "no OptionError";
   } catch (const OptionError& e) {
-    EXPECT_EQ(e.option(), "max_iters");
+    EXPECT_EQ(e.option(), "training_iters");
   }
-  s.train.max_iters = 30;
+  s.train.training_iters = 30;
   s.train.dtype = "int8";
   try {
     check(s);
@@ -400,7 +401,12 @@ TEST(RunSpecTest, TrainOptionsRoundTrip) {
   EXPECT_EQ(to_json(train_options_from_json(j, "t.json")), j);
   json bad = j;
   bad.erase("clip");
-  EXPECT_TRUE(contains(error_of([&] { train_options_from_json(bad, "t.json"); }), "t.json: training options: "));
+  EXPECT_EQ(error_of([&] { train_options_from_json(bad, "t.json"); }), "t.json: key 'train/clip': missing");
+  // Version 2 of training.json called T max_iters.
+  json version2 = j;
+  version2["max_iters"] = 12;
+  version2.erase("training_iters");
+  EXPECT_EQ(train_options_from_json(version2, "t.json").training_iters, 12);
 }
 
 TEST(RunSpecTest, PresetsTakeTheTasksNumbers) {
@@ -442,17 +448,17 @@ TEST(RunSpecTest, PresetsTakeTheTasksNumbers) {
 
 TEST(RunDirTest, SpecRoundTripsThroughTrainingJson) {
   TempDir dir;
-  RunDir run(dir.path());
+  RunFolder run(dir.path());
   EXPECT_FALSE(run.is_training_run());
   RunSpec s = preset_spec("cpu", "sudoku", Recall::kExternal, Norm::kPost);
   s.train.seed = 7;
   s.data.data_file = "pool.csv";
-  write_file_atomic(run.file(RunDir::kConfig), to_json(s.model).dump(2) + "\n");
+  write_file_atomic(run.file(RunFolder::kConfig), to_json(s.model).dump(2) + "\n");
   EXPECT_EQ(run.training_iters(), 30);  // a bare model folder
   EXPECT_EQ(run.evaluation_data().train_count, 40000);  // the task's defaults
   run.write_spec(s);
   EXPECT_TRUE(run.is_training_run());
-  const json written = json::parse(read_file(run.file(RunDir::kTraining)));
+  const json written = json::parse(read_file(run.file(RunFolder::kTraining)));
   EXPECT_EQ(written.at("schema_version"), kTrainingSchemaVersion);
   const RunSpec back = run.spec();
   EXPECT_EQ(to_json(back.train), to_json(s.train));
@@ -461,27 +467,47 @@ TEST(RunDirTest, SpecRoundTripsThroughTrainingJson) {
   EXPECT_EQ(back.data.base_dir, dir.path());
   EXPECT_EQ(back.data.resolve(back.data.data_file), dir.path() + "/pool.csv");
   EXPECT_EQ(run.evaluation_data().train_count, 4000);
-  s.train.max_iters = 12;
+  s.train.training_iters = 12;
   run.write_spec(s);
   EXPECT_EQ(run.training_iters(), 12);
 
   json newer = written;
   newer["schema_version"] = kTrainingSchemaVersion + 1;
-  write_file_atomic(run.file(RunDir::kTraining), newer.dump());
+  write_file_atomic(run.file(RunFolder::kTraining), newer.dump());
   EXPECT_EQ(error_of([&] { run.spec(); }),
-            run.file(RunDir::kTraining) + ": schema_version 3 is newer than this looplab reads (2)");
+            run.file(RunFolder::kTraining) + ": schema_version 4 is newer than this looplab reads (3)");
+  // Version 2 called T "max_iters".
+  json version2 = written;
+  version2["schema_version"] = 2;
+  version2["train"]["max_iters"] = version2["train"]["training_iters"];
+  version2["train"].erase("training_iters");
+  write_file_atomic(run.file(RunFolder::kTraining), version2.dump());
+  EXPECT_EQ(run.spec().schema_version, 2);
+  EXPECT_EQ(run.spec().train.training_iters, 30);
+  EXPECT_EQ(to_json(run.spec().train), written.at("train"));
+  // Typed: an integer written as 1.5 is an error naming the key, not 1.
+  json typed = written;
+  typed["train"]["training_iters"] = 1.5;
+  write_file_atomic(run.file(RunFolder::kTraining), typed.dump());
+  EXPECT_EQ(error_of([&] { run.spec(); }),
+            run.file(RunFolder::kTraining) + ": key 'train/training_iters': expected an integer, got 1.5");
+  typed = written;
+  typed["data"]["seed"] = -3;
+  write_file_atomic(run.file(RunFolder::kTraining), typed.dump());
+  EXPECT_EQ(error_of([&] { run.spec(); }),
+            run.file(RunFolder::kTraining) + ": key 'data/seed': expected an integer >= 0, got -3");
   // A file of looplab's recipe before 2026-12-03 (schema 1, or none) is still read.
   json older = written;
   older["schema_version"] = 1;
-  write_file_atomic(run.file(RunDir::kTraining), older.dump());
+  write_file_atomic(run.file(RunFolder::kTraining), older.dump());
   EXPECT_EQ(run.spec().schema_version, 1);
   older.erase("schema_version");
-  write_file_atomic(run.file(RunDir::kTraining), older.dump());
+  write_file_atomic(run.file(RunFolder::kTraining), older.dump());
   EXPECT_EQ(run.spec().schema_version, 1);
-  write_file_atomic(run.file(RunDir::kTraining), "{\"train\": {}}");
-  EXPECT_EQ(error_of([&] { run.spec(); }), run.file(RunDir::kTraining) + ": expected the keys 'train' and 'data'");
-  write_file_atomic(run.file(RunDir::kTraining), "{\"train\"");
-  EXPECT_EQ(error_of([&] { run.spec(); }).rfind(run.file(RunDir::kTraining) + ": not valid JSON (", 0), 0u);
+  write_file_atomic(run.file(RunFolder::kTraining), "{\"train\": {}}");
+  EXPECT_EQ(error_of([&] { run.spec(); }), run.file(RunFolder::kTraining) + ": expected the keys 'train' and 'data'");
+  write_file_atomic(run.file(RunFolder::kTraining), "{\"train\"");
+  EXPECT_EQ(error_of([&] { run.spec(); }).rfind(run.file(RunFolder::kTraining) + ": not valid JSON (", 0), 0u);
 }
 
 // ---- the committed run folders: reading and writing them back loses no key --------------
@@ -494,9 +520,16 @@ const std::string kOldReports = std::string(LOOPLAB_SOURCE_DIR) + "/tests/data/r
 
 // `written` equals `original` exactly (values, key sets, integer versus double) apart from
 // the added schema_version (files written since versions exist have it already).
-void expect_same_apart_from_version(json original, json written) {
+// `renames`: keys that a later schema version renamed (old name -> new), written under the new.
+void expect_same_apart_from_version(json original, json written, int version = 1,
+                                    const std::map<std::string, std::string>& renames = {}) {
   ASSERT_TRUE(written.contains("schema_version"));
-  EXPECT_EQ(written["schema_version"], 1);
+  EXPECT_EQ(written["schema_version"], version);
+  for (const auto& [from, to] : renames) {
+    ASSERT_TRUE(original.contains(from)) << from;
+    original[to] = original[from];
+    original.erase(from);
+  }
   written.erase("schema_version");
   original.erase("schema_version");
   EXPECT_EQ(written, original);
@@ -537,7 +570,8 @@ TEST(OldReports, MetricsReadAndWriteBackUnchanged) {
   for (size_t i = 0; i < m.size(); ++i) {
     SCOPED_TRACE("line " + std::to_string(i + 1));
     EXPECT_EQ(m[i].schema_version, 1);
-    expect_same_apart_from_version(original[i], m[i]);
+    // Version 2 renamed the exact accuracies.
+    expect_same_apart_from_version(original[i], m[i], 2, {{"train_accuracy", "train_exact"}, {"val_accuracy", "val_exact"}});
   }
 }
 // Every committed run folder: its reports read, and write back unchanged; its settings read.
@@ -547,31 +581,36 @@ TEST(CommittedRuns, EveryRunFolderReads) {
     if (!entry.is_directory()) continue;
     SCOPED_TRACE(entry.path().string());
     ++folders;
-    const RunDir run(entry.path().string());
-    if (run.has(RunDir::kTraining)) {
+    const RunFolder run(entry.path().string());
+    if (run.has(RunFolder::kTraining)) {
       const RunSpec s = run.spec();
       EXPECT_NO_THROW(check(s));
       EXPECT_EQ(s.data.task, s.model.task);
     }
-    if (run.has(RunDir::kEval)) {
-      expect_same_apart_from_version(json::parse(read_file(run.file(RunDir::kEval))),
-                                     read_report<EvalReport>(run.file(RunDir::kEval)));
+    if (run.has(RunFolder::kEval)) {
+      expect_same_apart_from_version(json::parse(read_file(run.file(RunFolder::kEval))),
+                                     read_report<EvalReport>(run.file(RunFolder::kEval)));
     }
-    if (run.has(RunDir::kEvalAccelerated)) {  // (none committed today; its version is 2)
-      const AcceleratedReport r = read_report<AcceleratedReport>(run.file(RunDir::kEvalAccelerated));
+    if (run.has(RunFolder::kEvalAccelerated)) {  // (none committed today; its version is 2)
+      const AcceleratedReport r = read_report<AcceleratedReport>(run.file(RunFolder::kEvalAccelerated));
       EXPECT_FALSE(r.splits.empty());
     }
-    if (run.has(RunDir::kAnalysis)) {
-      expect_same_apart_from_version(json::parse(read_file(run.file(RunDir::kAnalysis))),
-                                     read_report<AnalysisReport>(run.file(RunDir::kAnalysis)));
+    if (run.has(RunFolder::kAnalysis)) {
+      expect_same_apart_from_version(json::parse(read_file(run.file(RunFolder::kAnalysis))),
+                                     read_report<AnalysisReport>(run.file(RunFolder::kAnalysis)));
     }
-    std::istringstream in(run.has(RunDir::kMetrics) ? read_file(run.file(RunDir::kMetrics)) : "");
+    std::istringstream in(run.has(RunFolder::kMetrics) ? read_file(run.file(RunFolder::kMetrics)) : "");
     std::vector<json> lines;
     for (std::string line; std::getline(in, line);)
       if (!line.empty()) lines.push_back(json::parse(line));
     const std::vector<EpochMetrics> m = run.metrics();
     ASSERT_EQ(m.size(), lines.size());
-    for (size_t i = 0; i < m.size(); ++i) expect_same_apart_from_version(lines[i], m[i]);
+    for (size_t i = 0; i < m.size(); ++i) {
+      const bool v1 = lines[i].value("schema_version", 1) == 1;
+      expect_same_apart_from_version(lines[i], m[i], 2,
+                                     v1 ? std::map<std::string, std::string>{{"train_accuracy", "train_exact"}, {"val_accuracy", "val_exact"}}
+                                        : std::map<std::string, std::string>{});
+    }
   }
   EXPECT_GT(folders, 0);
 }

@@ -40,7 +40,7 @@ class ServeApi : public ::testing::Test {
     write(dir_ / "secret" / "config.json", "{\"secret\": true}\n");
     write(runs / "alpha" / "config.json", "{\"task\": \"prefix-sums\", \"recall\": \"external\"}\n");
     write(runs / "alpha" / "metrics.jsonl",
-          "{\"epoch\":0,\"loss\":0.7,\"val_accuracy\":0.25}\n{\"epoch\":1,\"loss\":0.5,\"val_accuracy\":0.75}\n\n");
+          "{\"epoch\":0,\"loss\":0.7,\"val_exact\":0.25}\n{\"epoch\":1,\"loss\":0.5,\"val_exact\":0.75}\n\n");
     write(runs / "alpha" / "training.json", "{\"train\": {\"lr\": 0.001}}\n");
     write(runs / "beta" / "config.json", "{\"task\": \"sudoku\"}\n");
     write(runs / "beta" / "eval.json", "{\"iters\": [1, 2], \"splits\": {}}\n");
@@ -177,7 +177,7 @@ TEST_F(ServeApi, RunsListsRunFoldersOnly) {
   // No "escape" (links out), no "empty" (no config.json nor metrics.jsonl), no plain file.
   EXPECT_EQ(names, (std::vector<std::string>{"alpha", "beta", "broken"}));
   EXPECT_EQ(j["runs"][0]["epochs"], 2);
-  EXPECT_EQ(j["runs"][0]["best_val_accuracy"], 0.75);
+  EXPECT_EQ(j["runs"][0]["best_val_exact"], 0.75);
   EXPECT_EQ(j["runs"][0]["config"]["recall"], "external");
   EXPECT_TRUE(j["runs"][2]["config"].is_null());
   EXPECT_TRUE(j["runs"][2]["errors"].contains("config.json"));
@@ -223,7 +223,7 @@ TEST_F(ServeApi, SweepsListsReportsAndServesThem) {
   EXPECT_EQ(grid["sweep"], "grid");
   EXPECT_EQ(grid["groups"].size(), 2u);
   expect_error("/api/sweeps/torn", 400, "torn/report.json");
-  expect_error("/api/sweeps/future", 400, "newer schema");
+  expect_error("/api/sweeps/future", 400, "is newer than this looplab reads (1)");
   expect_error("/api/sweeps/unreported", 404, "has no report.json");
   expect_error("/api/sweeps/escape", 403, "outside the sweeps folder");
   expect_error("/api/sweeps/..", 400, "not a sweep name");

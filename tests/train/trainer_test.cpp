@@ -1,5 +1,5 @@
 // Training runs: resuming gives exactly the weights of an uninterrupted run.
-#include "looplab/run/run_dir.h"
+#include "looplab/run/run_folder.h"
 #include "looplab/train/trainer.h"
 
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "looplab/io/tensor_io.h"
-#include "looplab/run/model_dir.h"
+#include "looplab/run/model_folder.h"
 #include "looplab/util/error.h"
 
 namespace looplab {
@@ -24,7 +24,7 @@ RunSpec tiny_spec(int64_t epochs) {
   s.data.val_count = 16;
   s.data.train_bits = 8;
   s.train.batch = 16;
-  s.train.max_iters = 4;
+  s.train.training_iters = 4;
   s.train.epochs = epochs;
   s.train.seed = 3;
   return s;
@@ -45,7 +45,7 @@ TEST_F(TrainerTest, TwoEpochsResumeOneEqualsThreeStraight) {
   train(straight, tiny_spec(3), torch::kCPU);
   train(resumed, tiny_spec(2), torch::kCPU);
   resume(resumed, 3, torch::kCPU);
-  const auto a = read_tensors(straight + "/" + RunDir::kWeights), b = read_tensors(resumed + "/" + RunDir::kWeights);
+  const auto a = read_tensors(straight + "/" + RunFolder::kWeights), b = read_tensors(resumed + "/" + RunFolder::kWeights);
   ASSERT_EQ(a.size(), b.size());
   for (const auto& [name, t] : a) EXPECT_TRUE(torch::equal(t, b.at(name))) << name;
   // The weights did change from their initialization.
@@ -58,7 +58,7 @@ TEST_F(TrainerTest, TwoEpochsResumeOneEqualsThreeStraight) {
   int lines = 0;
   while (std::getline(metrics, line)) EXPECT_NE(line.find("\"epoch\":" + std::to_string(lines++)), std::string::npos);
   EXPECT_EQ(lines, 3);
-  EXPECT_TRUE(fs::exists(resumed + "/" + RunDir::kBest));
+  EXPECT_TRUE(fs::exists(resumed + "/" + RunFolder::kBest));
 }
 
 TEST_F(TrainerTest, RefusesToOverwriteARunAndChecksOptions) {

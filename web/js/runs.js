@@ -102,8 +102,8 @@ async function draw() {
   plots.loss.update({ hideEmpty: true, title: 'Training loss', x_label: 'epoch', y_label: 'loss', series: metricsSeries(runs, 'loss') });
   plots.accuracy.update({ hideEmpty: true,
     title: 'Accuracy during training (val solid, train dashed)', x_label: 'epoch', y_label: 'exact accuracy', yRange: [0, 1.02],
-    series: [...metricsSeries(runs, 'val_accuracy', { label: r => `${r.name} · val` }),
-      ...metricsSeries(runs, 'train_accuracy', { label: r => `${r.name} · train`, dash: [8, 4] })],
+    series: [...metricsSeries(runs, 'val_exact', { label: r => `${r.name} · val` }),
+      ...metricsSeries(runs, 'train_exact', { label: r => `${r.name} · train`, dash: [8, 4] })],
   });
   plots.lr.update({ hideEmpty: true, title: 'Learning rate', x_label: 'epoch', y_label: 'lr', series: metricsSeries(runs, 'lr') });
   plots.seconds.update({ hideEmpty: true, title: 'Seconds per epoch', x_label: 'epoch', y_label: 's', series: metricsSeries(runs, 'seconds') });
@@ -134,7 +134,7 @@ function runList(j) {
       const c = r.config || {};
       return h('tr', {}, h('td', {}, box), h('td', {}, h('span', { class: 'swatch', style: `background:${color(r.name)}` }), r.name),
         h('td', {}, c.task || '–'), h('td', {}, c.recall || '–'), h('td', {}, c.norm || '–'), h('td', {}, c.width ?? '–'),
-        h('td', {}, r.epochs), h('td', {}, r.best_val_accuracy === null ? '–' : `${fmt(100 * r.best_val_accuracy)}%`), h('td', {}, r.files.join(', ')));
+        h('td', {}, r.epochs), h('td', {}, r.best_val_exact === null ? '–' : `${fmt(100 * r.best_val_exact)}%`), h('td', {}, r.files.join(', ')));
     })));
 }
 

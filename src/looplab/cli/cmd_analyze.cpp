@@ -1,19 +1,13 @@
 // looplab analyze DIR: the fixed-point analysis of a trained model (reachability, input
 // dependence, initialization independence, overthinking), written to DIR/analysis.json.
 // looplab analyze regions | anisotropy | phase: the paper's geometry of the scalar model.
-#include <cstdio>
 #include <iostream>
-#include <map>
 
-#include "looplab/analysis/model_report.h"
 #include "looplab/cli/commands.h"
-#include "looplab/run/model_dir.h"
-#include "looplab/run/run_dir.h"
+#include "looplab/run/run_folder.h"
 #include "looplab/stages/stages.h"
-#include "looplab/runtime.h"
 #include "looplab/util/error.h"
 #include "looplab/util/list.h"
-#include "looplab/util/progress.h"
 
 namespace looplab::cli {
 
@@ -28,7 +22,7 @@ Command add_analyze(CLI::App& parent) {
   auto o = std::make_shared<Options>();
   AnalyzeRunOptions& a = o->analyze;
   analysis::AnalysisOptions& s = a.analysis;
-  app->add_option("dir", o->dir, "run or model directory");
+  app->add_option("dir", o->dir, "run or model folder");
   app->add_option("--split", o->splits, "comma-separated splits: train, val, hard")->default_str(join(a.splits, ","));
   app->add_option("--count", a.count, "examples per split for convergence and accuracy")->capture_default_str();
   app->add_option("--iters", s.convergence.max_iters, "iterations to run (MAX)")->capture_default_str();
@@ -53,24 +47,13 @@ Command add_analyze(CLI::App& parent) {
   return {app, [o, geometry] {
             for (const Command& c : geometry)
               if (c.app->parsed()) return c.run();
-            if (o->dir.empty()) throw Error("analyze: give a run or model directory, or one of: regions, anisotropy, phase");
+            if (o->dir.empty()) throw Error("analyze: give a run or model folder, or one of: regions, anisotropy, phase");
             AnalyzeRunOptions a = o->analyze;
-            const analysis::AnalysisOptions& s = a.analysis;
             if (!o->splits.empty()) a.splits = split_list(o->splits);
-            if (a.count < 1 || s.convergence.max_iters < 1 || s.detail_count < 0 || s.batch < 1 || s.arnoldi_steps < 1 ||
-                !(s.convergence.tolerance > 0))
-              throw Error("analyze: --count, --iters, --batch and --arnoldi-steps must be >= 1, --detail >= 0, --tolerance > 0");
             std::string text;
             const AnalysisReport report = analyze_run(o->dir, a, &text);
-            if (o->json) {
-              std::cout << nlohmann::json(report).dump(2) << "\n";
-              return;
-            }
-            if (report.recall_spectral_radius.empty()) std::printf("recall: none (autonomous model)\n");
-            for (size_t b = 0; b < report.recall_spectral_radius.size(); ++b)
-              std::printf("recall matrix of block %zu: rho(Wx) = %.4f\n", b, report.recall_spectral_radius[b]);
-            std::cout << text;
-            std::printf("wrote %s\n", RunDir(o->dir).file(RunDir::kAnalysis).c_str());
+            if (o->json) std::cout << nlohmann::json(report).dump(2) << "\n";
+            else std::cout << text << "wrote " << RunFolder(o->dir).file(RunFolder::kAnalysis) << "\n";
           }};
 }
 

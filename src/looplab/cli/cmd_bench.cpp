@@ -12,50 +12,36 @@ namespace looplab::cli {
 
 namespace {
 
-// --device and --dtype of a synthetic model.
-void add_device_options(CLI::App* app, bench::SyntheticOptions& o) {
+// The options of a synthetic model: block takes its recall and norm, step and latency run an
+// external-recall post-norm model.
+void add_synthetic_options(CLI::App* app, bench::SyntheticOptions& o, bool architecture) {
+  if (architecture) add_architecture_options(app, o.task, o.recall, o.norm);
+  else app->add_option("--task", o.task, task_names())->check(task_name())->capture_default_str();
+  app->add_option("--positions", o.positions, "prefix sums: tokens per example")->capture_default_str();
+  app->add_option("--batch", o.batch, "examples per batch")->capture_default_str();
+  app->add_option("--width", o.width, "model width")->capture_default_str();
+  app->add_option("--heads", o.heads, "attention heads")->capture_default_str();
   app->add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
   app->add_option("--dtype", o.dtype, "float32, float64, bfloat16 or float16")->capture_default_str();
   app->add_option("--precision", o.precision, "float32 or bf16-mixed (bfloat16 products over float32 weights)")
       ->capture_default_str();
 }
 
-// The options step and latency share (an external-recall post-norm model).
-void add_synthetic_options(CLI::App* app, bench::SyntheticOptions& o) {
-  app->add_option("--task", o.task, task_names())->check(task_name())
-      ->capture_default_str();
-  app->add_option("--positions", o.positions, "prefix sums: tokens per example")->capture_default_str();
-  app->add_option("--batch", o.batch, "examples per batch")->capture_default_str();
-  app->add_option("--width", o.width, "model width")->capture_default_str();
-  app->add_option("--heads", o.heads, "attention heads")->capture_default_str();
-  add_device_options(app, o);
-}
-
 Command add_bench_block(CLI::App* parent) {
   auto* app = parent->add_subcommand(
       "block", "2048^3 matmul GFLOP/s and one block iteration (default: external recall, paper width, 100 x 81 tokens)");
   auto o = std::make_shared<bench::BlockOptions>();
-  bench::SyntheticOptions& m = o->model;
-  app->add_option("--batch", m.batch, "examples per batch")->capture_default_str();
-  app->add_option("--task", m.task, task_names())->check(task_name())->capture_default_str();
-  app->add_option("--positions", m.positions, "prefix sums: tokens per example")->capture_default_str();
-  app->add_option("--recall", m.recall, "recall of the block")->capture_default_str();
-  app->add_option("--norm", m.norm, "normalization of the block")->capture_default_str();
-  app->add_option("--width", m.width, "model width")->capture_default_str();
-  app->add_option("--heads", m.heads, "attention heads")->capture_default_str();
+  add_synthetic_options(app, o->model, true);
   app->add_option("--reps", o->reps, "timed repetitions (median reported)")->capture_default_str();
-  add_device_options(app, m);
   return {app, [o] { bench::run_block(*o); }};
 }
-
-// Sudoku generation and solving rates; no model involved.
 
 Command add_bench_step(CLI::App* parent) {
   auto* app = parent->add_subcommand(
       "step", "One training step with fixed n and k (external recall, post norm): time, model FLOP/s, matmul "
               "GFLOP/s of the same process, peak RSS");
   auto o = std::make_shared<bench::StepOptions>();
-  add_synthetic_options(app, o->model);
+  add_synthetic_options(app, o->model, false);
   app->add_option("--n", o->n, "iterations without gradient")->capture_default_str();
   app->add_option("--k", o->k, "iterations with gradient")->capture_default_str();
   app->add_option("--reps", o->reps, "timed steps (median reported)")->capture_default_str();
@@ -68,22 +54,18 @@ Command add_bench_step(CLI::App* parent) {
 Command add_bench_latency(CLI::App* parent) {
   auto* app = parent->add_subcommand("latency", "Latency of one iteration at batch 1 (inference mode)");
   auto o = std::make_shared<bench::LatencyOptions>();
-  add_synthetic_options(app, o->model);
+  add_synthetic_options(app, o->model, false);
   app->add_option("--reps", o->reps, "timed iterations (median reported)")->capture_default_str();
   return {app, [o] { bench::run_latency(*o); }};
 }
 
 Command add_bench_eval(CLI::App* parent) {
   auto* app = parent->add_subcommand(
-      "eval", "A model directory evaluated by plain iteration, early exit and Anderson: block evaluations, time, "
+      "eval", "A model folder evaluated by plain iteration, early exit and Anderson: block evaluations, time, "
               "exact accuracy");
-  struct Options {
-    bench::EvalOptions eval;
-    std::string modes = "plain,early,anderson";
-  };
-  auto o = std::make_shared<Options>();
-  bench::EvalOptions& e = o->eval;
-  app->add_option("dir", e.dir, "model or run directory")->required();
+  auto o = std::make_shared<bench::EvalOptions>();
+  bench::EvalOptions& e = *o;
+  app->add_option("dir", e.dir, "model or run folder")->required();
   app->add_option("--split", e.split, "train, val or hard")->capture_default_str();
   app->add_option("--count", e.count, "first N examples of the split")->capture_default_str();
   app->add_option("--batch", e.batch, "examples per batch")->capture_default_str();
@@ -92,14 +74,11 @@ Command add_bench_eval(CLI::App* parent) {
                   "early-exit tolerance on ||x_{t+1}-x_t||/||x_t|| (early and anderson)")
       ->capture_default_str();
   app->add_option("--anderson", e.anderson, "Anderson memory")->capture_default_str();
-  app->add_option("--modes", o->modes, "comma-separated: plain, early, anderson")->capture_default_str();
+  app->add_option("--modes", e.modes, "comma-separated: plain, early, anderson")->delimiter(',')->default_str(join(e.modes, ","));
   app->add_option("--weights", e.weights, "final (the last epoch's, as the paper reports) or best (the best val epoch's)")->capture_default_str();
   app->add_option("--device", e.device, "cpu, cuda or cuda:N")->capture_default_str();
   app->add_option("--dtype", e.dtype, "float32 or float64")->capture_default_str();
-  return {app, [o] {
-            o->eval.modes = split_list(o->modes);
-            bench::run_eval(o->eval);
-          }};
+  return {app, [o] { bench::run_eval(*o); }};
 }
 
 }  // namespace

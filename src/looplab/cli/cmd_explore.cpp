@@ -2,15 +2,12 @@
 // chapter 7 illustrations and prints it as text or as JSON. No model involved.
 #include "looplab/cli/commands.h"
 
-#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
-
 #include "looplab/explore/explore.h"
-#include "looplab/util/error.h"
 
 namespace looplab::cli {
 
@@ -34,17 +31,8 @@ Command add_one(CLI::App* parent, const explore::Illustration& ill) {
   app->add_flag("--json", o->json, "print everything as JSON (parameters, readouts, plot data, text)");
   const std::string name = ill.name;
   return {app, [o, name] {
-            explore::Settings settings;
-            for (const std::string& s : o->set) {
-              const auto [key, value] = explore::parse_setting(s);
-              if (settings.count(key)) throw Error("explore: parameter " + key + " given twice");
-              settings[key] = value;
-            }
-            const nlohmann::json j = explore::run(name, settings);
-            if (o->json)
-              std::cout << j.dump(2) << "\n";
-            else
-              std::cout << explore::to_text(j);
+            const nlohmann::json j = explore::run(name, explore::parse_settings(o->set));
+            std::cout << (o->json ? j.dump(2) + "\n" : explore::to_text(j));
           }};
 }
 
@@ -54,19 +42,8 @@ Command add_explore(CLI::App& parent) {
   auto* app = parent.add_subcommand("explore", "The chapter 7 recurrence illustrations: list, or run one by name");
   std::vector<Command> subcommands = {add_list(app)};
   for (const auto& ill : explore::registry()) subcommands.push_back(add_one(app, ill));
-  Command group = command_group(app, subcommands);
-  // An unknown name is left over rather than refused by the parser, so that the error can
-  // list the illustrations.
-  app->require_subcommand(0, 1);
-  app->allow_extras();
-  return {app, [app, group] {
-            if (!app->get_subcommands().empty()) return group.run();
-            std::string names;
-            for (const auto& ill : explore::registry()) names += (names.empty() ? "" : ", ") + ill.name;
-            const auto rest = app->remaining();
-            throw Error(rest.empty() ? "explore: name an illustration, or list (one of: " + names + ")"
-                                     : "explore: unknown illustration '" + rest.front() + "' (one of: list, " + names + ")");
-          }};
+  // A missing or mistyped name is answered by main's parse errors with the list of names.
+  return command_group(app, subcommands);
 }
 
 }  // namespace looplab::cli

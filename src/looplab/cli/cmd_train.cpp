@@ -2,9 +2,8 @@
 #include <iostream>
 
 #include "looplab/cli/commands.h"
-#include "looplab/distributed/environment.h"
 #include "looplab/distributed/ranks.h"
-#include "looplab/run/run_dir.h"
+#include "looplab/run/run_folder.h"
 #include "looplab/run/run_options.h"
 #include "looplab/runtime.h"
 #include "looplab/tasks/registry.h"
@@ -26,9 +25,9 @@ struct Options {
 // One flag per option of the run table (run/run_options.h), recorded in the order given.
 void add_run_options(CLI::App* app, const std::shared_ptr<Options>& o) {
   for (const RunOption& option : run_options()) {
-    const std::string flag = "--" + option.name;
-    auto record = [o, flag, &option](OptionValue v) {
-      o->overrides.emplace_back(flag, [&option, v](RunSpec& s) { option.apply(s, v); });
+    const std::string flag = "--" + option.name + (option.old_name.empty() ? "" : ",--" + option.old_name);
+    auto record = [o, &option](OptionValue v) {
+      o->overrides.emplace_back("--" + option.name, [&option, v](RunSpec& s) { option.apply(s, v); });
     };
     switch (option.kind) {
       case RunOption::Kind::kInt:
@@ -60,8 +59,8 @@ Command add_train(CLI::App& parent) {
   app->add_option("--preset", o->preset, "paper (the paper's sizes) or cpu (for 2 cores)")
       ->capture_default_str()
       ->check(checked("PRESET", [](const std::string& v) { all_tasks().front()->preset(v); }, {"paper", "cpu"}));
-  app->add_option("--out", o->out, "run directory to create");
-  app->add_option("--resume", o->resume, "run directory to continue");
+  app->add_option("--out", o->out, "run folder to create");
+  app->add_option("--resume", o->resume, "run folder to continue");
   app->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
   app->add_option("--dist-timeout", o->dist_timeout,
                   "data-parallel runs (docs/distributed.md): seconds to wait for the other ranks at the start and in "
@@ -72,8 +71,7 @@ Command add_train(CLI::App& parent) {
   return {app, [o] {
             const torch::Device device = parse_device(o->device);
             // Several ranks when the launcher's environment says so (torchrun's or srun's).
-            const auto ranks = Ranks::join(launch_from_environment(), device,
-                                           std::chrono::milliseconds(static_cast<int64_t>(o->dist_timeout * 1000)));
+            const auto ranks = Ranks::join_launched(device, o->dist_timeout);
             if (!o->resume.empty()) {
               if (!o->out.empty()) throw Error("give either --out (a new run) or --resume (an existing one), not both");
               RunSpec changed;
@@ -86,7 +84,7 @@ Command add_train(CLI::App& parent) {
               return;
             }
             if (o->out.empty()) throw Error("--out DIR is required (or --resume DIR)");
-            if (RunDir(o->out).has(RunDir::kCheckpoint))
+            if (RunFolder(o->out).has(RunFolder::kCheckpoint))
               throw Error(o->out + ": already holds a run (use --resume " + o->out + " to continue it)");
             RunSpec spec = preset_spec(o->preset, o->task, parse_recall(o->recall), parse_norm(o->norm));
             for (const auto& [name, apply] : o->overrides) apply(spec);

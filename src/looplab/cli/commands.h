@@ -38,17 +38,10 @@ void add_geometry_commands(CLI::App* analyze, std::vector<Command>& out);
 // A task's command (tasks/task.h) as a subcommand of `parent`.
 Command add_tool(CLI::App* parent, const Tool& tool, const int& threads);
 
-// Options that describe a model, shared by info and init.
-struct ModelOptions {
-  std::string task = "", recall = "external", norm = "post";  // task "": the registry's first
-  int64_t width = 256, heads = 8, mlp_ratio = 4;
-  int64_t blocks = 0;  // 0: the default (1, or 15 for the fixed baseline)
-  int64_t window = 5;
-};
-void add_model_options(CLI::App* app, ModelOptions& o);
-// --task, --recall and --norm with their help and checks (info, init, train).
+// The options of a model (model/config.h's ModelShape), shared by info and init.
+void add_model_options(CLI::App* app, ModelShape& o);
+// --task, --recall and --norm with their help and checks (info, init, train, bench block).
 void add_architecture_options(CLI::App* app, std::string& task, std::string& recall, std::string& norm);
-ModelConfig model_config(const ModelOptions& o);  // validated; throws looplab::Error
 
 
 // A command made of subcommands (looplab data, bench): it runs whichever was parsed.

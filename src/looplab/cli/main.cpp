@@ -21,7 +21,7 @@ void add_architecture_options(CLI::App* app, std::string& task, std::string& rec
   app->add_option("--norm", norm, join_names(norm_names()))->capture_default_str()->check(norm_name());
 }
 
-void add_model_options(CLI::App* app, ModelOptions& o) {
+void add_model_options(CLI::App* app, ModelShape& o) {
   o.task = default_task();
   add_architecture_options(app, o.task, o.recall, o.norm);
   app->add_option("--width", o.width, "hidden width d")->capture_default_str();
@@ -30,16 +30,6 @@ void add_model_options(CLI::App* app, ModelOptions& o) {
   app->add_option("--blocks", o.blocks, "blocks per iteration (default 1; 15 for fixed)");
   app->add_option("--window", o.window, "neighbourhood attention window (odd; local-attention tasks)")
       ->capture_default_str();
-}
-
-ModelConfig model_config(const ModelOptions& o) {
-  ModelConfig c = default_config(o.task, parse_recall(o.recall), parse_norm(o.norm), o.width);
-  c.heads = o.heads;
-  c.mlp_ratio = o.mlp_ratio;
-  if (o.blocks != 0) c.blocks = o.blocks;
-  c.window = o.window;
-  validate(c);
-  return c;
 }
 
 }  // namespace looplab::cli
@@ -80,12 +70,8 @@ int main(int argc, char** argv) {
     threads = configure_threads(threads);
     for (const auto& c : commands)
       if (c.app->parsed()) c.run();
-  } catch (const OptionError& e) {
-    // The library names the option as in code ("max_iters"); the user typed the flag.
-    std::string flag = e.option();
-    for (char& ch : flag)
-      if (ch == '_') ch = '-';
-    std::cerr << "looplab: error: --" << flag << e.rest() << "\n";
+  } catch (const OptionError& e) {  // the library names the option as in code, the user typed the flag
+    std::cerr << "looplab: error: " << e.as_flag() << "\n";
     return 2;
   } catch (const Error& e) {
     std::cerr << "looplab: error: " << e.what() << "\n";

@@ -21,34 +21,21 @@ using CLI::Option;
 bool is_named(const App* a) { return !a->get_name().empty() && !a->get_disabled(); }
 bool is_group(const App* a) { return a->get_name().empty() && !a->get_disabled(); }  // an option group
 
-// The subcommands a user may type, in registration order (hidden ones, group "", left out).
-std::vector<const App*> listed_subcommands(const App& app) {
-  std::vector<const App*> out;
-  for (const App* s : app.get_subcommands([](const App* a) { return is_named(a) && !a->get_group().empty(); }))
-    out.push_back(s);
-  return out;
-}
-
-
-std::vector<std::string> names(const std::vector<const App*>& apps) {
+// The names of the subcommands a user may type, in registration order (hidden ones, group "",
+// left out).
+std::vector<std::string> listed_subcommands(const App& app) {
   std::vector<std::string> out;
-  for (const App* a : apps) out.push_back(a->get_name());
+  for (const App* s : app.get_subcommands([](const App* a) { return is_named(a) && !a->get_group().empty(); }))
+    out.push_back(s->get_name());
   return out;
 }
 
 // "data gen" for that app, "" for the root.
 std::string command_path(const App* app) {
-  std::vector<std::string> parts;
-  for (const App* a = app; a != nullptr && a->get_parent() != nullptr; a = a->get_parent())
-    if (!a->get_name().empty()) parts.push_back(a->get_name());
   std::string out;
-  for (auto it = parts.rbegin(); it != parts.rend(); ++it) out += (out.empty() ? "" : " ") + *it;
+  for (const App* a = app; a != nullptr && a->get_parent() != nullptr; a = a->get_parent())
+    if (!a->get_name().empty()) out = a->get_name() + (out.empty() ? "" : " " + out);
   return out;
-}
-
-std::string display_name(const App* app) {
-  const std::string path = command_path(app);
-  return path.empty() ? "looplab" : path;
 }
 
 // The app's options, with those of its option groups.
@@ -81,37 +68,27 @@ bool is_option_word(const std::string& w) {
   return end != w.c_str() + w.size();
 }
 
-struct Problem {
-  std::string word;
-  const App* scope = nullptr;
-};
-
-std::string explain_unknown_command(const Problem& p) {
-  const std::string path = command_path(p.scope);
-  const std::string shown = path.empty() ? p.word : path + " " + p.word;
-  const auto candidates = names(listed_subcommands(*p.scope));
-  const std::string near = nearest(p.word, candidates);
+std::string explain_unknown_command(const std::string& word, const App* scope) {
+  const std::string path = command_path(scope);
+  const std::string shown = path.empty() ? word : path + " " + word;
+  const auto candidates = listed_subcommands(*scope);
+  const std::string near = nearest(word, candidates);
   if (!near.empty()) return "unknown command '" + shown + "'; did you mean '" + near + "'?";
   return "unknown command '" + shown + "' (one of: " + join(candidates) + ")";
 }
 
-std::string explain_unknown_option(const Problem& p) {
+std::string explain_unknown_option(const std::string& word, const App* scope) {
   std::vector<std::string> candidates;
-  const bool short_word = p.word.size() == 2;
-  for (const Option* o : all_options(p.scope)) {
+  for (const Option* o : all_options(scope)) {
     if (!o->nonpositional()) continue;
     for (const auto& l : o->get_lnames()) candidates.push_back("--" + l);
-    for (const auto& s : o->get_snames()) {
-      // Every "-y" is one edit from "-x": only a difference of case is worth suggesting.
-      if (short_word && CLI::detail::to_lower(s) != CLI::detail::to_lower(p.word.substr(1))) continue;
-      candidates.push_back("-" + s);
-    }
+    for (const auto& s : o->get_snames())  // every "-y" is one edit from "-x": only case is worth suggesting
+      if (word.size() != 2 || CLI::detail::to_lower(s) == CLI::detail::to_lower(word.substr(1))) candidates.push_back("-" + s);
   }
-  const std::string where = display_name(p.scope);
-  const std::string near = nearest(p.word, candidates);
-  std::string out = "unknown option '" + p.word + "' for '" + where + "'";
+  const std::string path = command_path(scope);
+  const std::string near = nearest(word, candidates);
+  std::string out = "unknown option '" + word + "' for '" + (path.empty() ? "looplab" : path) + "'";
   if (!near.empty()) return out + "; did you mean '" + near + "'?";
-  const std::string path = command_path(p.scope);
   return out + " (run 'looplab " + (path.empty() ? "" : path + " ") + "--help' for its options)";
 }
 
@@ -126,25 +103,23 @@ std::string explain_parse_error(const CLI::App& root, const std::vector<std::str
   // The first left-over word in the order typed.
   std::vector<std::pair<const App*, std::string>> words;
   left_over(&root, words);
-  const Problem* first = nullptr;
-  std::vector<Problem> problems;
-  for (const auto& [app, w] : words) problems.push_back({w, app});
+  const std::pair<const App*, std::string>* first = nullptr;
   size_t first_at = args.size();
-  for (const Problem& p : problems) {
-    const size_t at = std::find(args.begin(), args.end(), p.word) - args.begin();
-    if (at < first_at) first_at = at, first = &p;
+  for (const auto& w : words) {
+    const size_t at = std::find(args.begin(), args.end(), w.second) - args.begin();
+    if (at < first_at) first_at = at, first = &w;
   }
   if (first) {
-    if (is_option_word(first->word)) return explain_unknown_option({first->word.substr(0, first->word.find('=')), first->scope});
-    if (!listed_subcommands(*first->scope).empty() && parsed_subcommands(first->scope).empty())
-      return explain_unknown_command(*first);
+    const auto& [scope, word] = *first;
+    if (is_option_word(word)) return explain_unknown_option(word.substr(0, word.find('=')), scope);
+    if (!listed_subcommands(*scope).empty() && parsed_subcommands(scope).empty()) return explain_unknown_command(word, scope);
   }
   // The deepest command selected: a required subcommand missing there.
   const App* cur = &root;
   for (auto subs = parsed_subcommands(cur); !subs.empty(); subs = parsed_subcommands(cur)) cur = subs.front();
   const std::string what = e.what();
   if (required && what.find("subcommand") != std::string::npos && cur->get_require_subcommand_min() > 0) {
-    const std::string list = " (one of: " + join(names(listed_subcommands(*cur))) + ")";
+    const std::string list = " (one of: " + join(listed_subcommands(*cur)) + ")";
     if (cur == &root) return "a subcommand is required" + list;
     return "a subcommand of '" + command_path(cur) + "' is required" + list;
   }
@@ -154,13 +129,13 @@ std::string explain_parse_error(const CLI::App& root, const std::vector<std::str
 std::string command_list(const CLI::App& root) {
   const auto subs = listed_subcommands(root);
   size_t width = 0;
-  for (const App* s : subs) width = std::max(width, s->get_name().size());
+  for (const std::string& s : subs) width = std::max(width, s.size());
   width = std::max<size_t>(width + 2, 10);
   std::string out = "usage: looplab [--threads N] COMMAND [OPTIONS]\n\ncommands:\n";
-  for (const App* s : subs) {
-    std::string description = s->get_description();
+  for (const std::string& name : subs) {
+    std::string description = root.get_subcommand(name)->get_description();
     description = description.substr(0, description.find('\n'));
-    std::string line = "  " + s->get_name() + std::string(width - s->get_name().size(), ' ') + description;
+    std::string line = "  " + name + std::string(width - name.size(), ' ') + description;
     line.erase(line.find_last_not_of(' ') + 1);
     out += line + "\n";
   }

@@ -9,6 +9,7 @@
 
 #include <torch/version.h>
 
+#include "looplab/distributed/environment.h"
 #include "looplab/util/error.h"
 
 // c10d's headers ask for these macros; CMake defines LOOPLAB_HAVE_GLOO where Gloo's headers
@@ -96,6 +97,10 @@ struct Ranks::Group {};
 
 Ranks::Ranks() = default;
 Ranks::~Ranks() = default;
+
+std::unique_ptr<Ranks> Ranks::join_launched(torch::Device device, double timeout_seconds) {
+  return join(launch_from_environment(), device, std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000)));
+}
 
 std::unique_ptr<Ranks> Ranks::join(const Launch& launch, torch::Device device, std::chrono::milliseconds timeout) {
   auto r = std::make_unique<Ranks>();

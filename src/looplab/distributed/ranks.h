@@ -36,6 +36,9 @@ class Ranks {
   // collective, so a hung rank stops the others after it. One process if the launch is not
   // distributed.
   static std::unique_ptr<Ranks> join(const Launch& launch, torch::Device device, std::chrono::milliseconds timeout);
+  // join() of the launch this process's environment describes (torchrun's or srun's
+  // variables, distributed/environment.h), with the timeout in seconds (`--dist-timeout`).
+  static std::unique_ptr<Ranks> join_launched(torch::Device device, double timeout_seconds);
 
   int rank() const { return launch_.rank; }
   int size() const { return launch_.world_size; }

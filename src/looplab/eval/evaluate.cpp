@@ -30,7 +30,7 @@ CurveReport evaluate_curve(LoopedTransformerImpl& model, const Split& split, int
   const int64_t n = split.size();
   const auto iters = static_cast<size_t>(max_iters);
   if (sums.done == 0)
-    for (auto* v : {&sums.exact, &sums.positions, &sums.step, &sums.unchanged}) v->assign(iters, 0.0);
+    for (auto* v : {&sums.exact, &sums.positions_right, &sums.step, &sums.unchanged}) v->assign(iters, 0.0);
   if (!sums.fits(n, max_iters))
     throw Error("evaluation sums of " + std::to_string(sums.exact.size()) + " iterations and " +
                 std::to_string(sums.done) + " examples do not fit " + std::to_string(max_iters) + " iterations of " +
@@ -54,7 +54,7 @@ CurveReport evaluate_curve(LoopedTransformerImpl& model, const Split& split, int
         const ReadoutCounts c = fused_readout(model, x, next, target, previous, decoding);
         x = next;
         sums.exact[t - 1] += static_cast<double>(c.exact);
-        sums.positions[t - 1] += static_cast<double>(c.positions);
+        sums.positions_right[t - 1] += static_cast<double>(c.positions_right);
         sums.step[t - 1] += c.step;
         sums.unchanged[t - 1] += static_cast<double>(c.unchanged);
       });
@@ -75,7 +75,7 @@ CurveReport evaluate_curve(LoopedTransformerImpl& model, const Split& split, int
       previous = prediction;
     }, {}, /*with_logits=*/true);
     add(sums.exact, e);
-    add(sums.positions, pos);
+    add(sums.positions_right, pos);
     add(sums.step, s);
     add(sums.unchanged, u);
     sums.done = end;
@@ -93,7 +93,7 @@ CurveReport evaluate_curve(LoopedTransformerImpl& model, const Split& split, int
   for (int64_t t = 1; t <= max_iters; ++t) curve.iterations.push_back(t);
   const double examples = static_cast<double>(std::max<int64_t>(n, 1));
   curve.exact = mean(sums.exact, examples);
-  curve.per_position = mean(sums.positions, examples * static_cast<double>(split.targets.size(1)));
+  curve.per_position = mean(sums.positions_right, examples * static_cast<double>(split.targets.size(1)));
   curve.relative_step = mean(sums.step, examples);
   curve.unchanged = mean(sums.unchanged, examples);
   return curve;

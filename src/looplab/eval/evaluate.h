@@ -33,12 +33,12 @@ CurveReport evaluate_curve(LoopedTransformerImpl& model, const Split& split, int
 struct CurveSums {
   int64_t done = 0;
   // per iteration 1..max_iters: examples exact, positions right, relative steps, unchanged answers
-  std::vector<double> exact, positions, step, unchanged;
+  std::vector<double> exact, positions_right, step, unchanged;
   // Whether these sums can be gone on with for a split of `examples` and `iters` iterations.
   bool fits(int64_t examples, int64_t iters) const {
     if (done < 0 || done > examples) return false;
     if (done == 0) return true;
-    for (const auto* v : {&exact, &positions, &step, &unchanged})
+    for (const auto* v : {&exact, &positions_right, &step, &unchanged})
       if (v->size() != static_cast<size_t>(iters)) return false;
     return true;
   }

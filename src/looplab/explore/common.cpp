@@ -348,6 +348,15 @@ std::pair<std::string, std::string> parse_setting(const std::string& text) {
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
+Settings parse_settings(const std::vector<std::string>& texts) {
+  Settings settings;
+  for (const std::string& text : texts) {
+    const auto [key, value] = parse_setting(text);
+    if (!settings.emplace(key, value).second) throw Error("explore: parameter " + key + " given twice");
+  }
+  return settings;
+}
+
 std::string to_text(const nlohmann::json& j) {
   std::ostringstream o;
   o << j.at("number").get<int>() << ". " << j.at("title").get<std::string>() << "  [" << j.at("name").get<std::string>()

@@ -31,6 +31,8 @@ nlohmann::json run(const std::string& name, const Settings& settings = {});
 
 // Parses "NAME=VALUE" (for --set); throws looplab::Error when there is no '='.
 std::pair<std::string, std::string> parse_setting(const std::string& text);
+// Parses each of `texts`; a parameter given twice is a looplab::Error.
+Settings parse_settings(const std::vector<std::string>& texts);
 
 // A plain-text rendering of an illustration's JSON.
 std::string to_text(const nlohmann::json& j);

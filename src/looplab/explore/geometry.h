@@ -57,6 +57,12 @@ struct RegionGrid {
 };
 // Throws looplab::Error unless n >= 1, the bounds are finite and xmin < xmax, ymin < ymax.
 RegionGrid region_grid(double xmin, double xmax, double ymin, double ymax, int64_t n);
+// The settings with their defaults, for `looplab analyze regions` and the web lab's /api/regions.
+struct RegionOptions {
+  double xmin = -10, xmax = 10, ymin = -6, ymax = 6;  // the box (x = lg, y = lh): figure 5's
+  int64_t n = 201;                                    // grid points per axis, edges included
+};
+inline RegionGrid region_grid(const RegionOptions& o) { return region_grid(o.xmin, o.xmax, o.ymin, o.ymax, o.n); }
 nlohmann::json to_json(const RegionGrid& g);
 std::string to_csv(const RegionGrid& g);  // x,y,internal,external; one row per grid point
 std::string to_text(const RegionGrid& g);  // the fractions and a character map
@@ -96,6 +102,13 @@ struct AnisotropyResult {
 };
 // Throws looplab::Error unless n >= 2 and every sigma is finite and > 0.
 AnisotropyResult anisotropy(int64_t n, const std::vector<double>& sigmas, uint64_t seed);
+// The settings with their defaults, for `looplab analyze anisotropy` and /api/anisotropy.
+struct AnisotropyOptions {
+  int64_t n = 10000;                           // draws per sigma
+  std::vector<double> sigmas = {0.5, 1, 2, 4};  // table 3's standard deviations
+  uint64_t seed = 0;                           // of the draws (std::mt19937_64 + Box-Muller)
+};
+inline AnisotropyResult anisotropy(const AnisotropyOptions& o) { return anisotropy(o.n, o.sigmas, o.seed); }
 nlohmann::json to_json(const AnisotropyResult& r);
 std::string to_csv(const AnisotropyResult& r);
 // "sigma,placement,log_range_mean,..." with the paper's table 3 beside ours where it has the sigma.
@@ -142,6 +155,17 @@ struct PhasePortrait {
 // starts < 1.
 PhasePortrait phase_portrait(double lx, double ly, int64_t steps, int64_t starts = 16, double radius = 1,
                              double escape_radius = 1e6);
+// The settings with their defaults, for `looplab analyze phase` and /api/phase (lx and ly are
+// required there).
+struct PhaseOptions {
+  double lx = 0, ly = 0;  // the eigenvalues along x and y
+  int64_t steps = 30;     // iterations per trajectory
+  int64_t starts = 16;    // starting points on the circle
+  double radius = 1;      // of the circle of starts
+};
+inline PhasePortrait phase_portrait(const PhaseOptions& o) {
+  return phase_portrait(o.lx, o.ly, o.steps, o.starts, o.radius);
+}
 nlohmann::json to_json(const PhasePortrait& p);
 std::string to_csv(const PhasePortrait& p);  // trajectory,step,x,y,fate
 std::string to_text(const PhasePortrait& p);  // one line per trajectory: start, fate, last point

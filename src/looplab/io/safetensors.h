@@ -1,7 +1,7 @@
 // The safetensors format (Hugging Face): an 8-byte little-endian header length, a JSON header
 // naming each tensor's dtype, shape and byte range, then the raw little-endian data. It is how
 // weights move between looplab and PyTorch code. Written by hand because no Debian package
-// ships a C++ reader; this file is kept free of LibTorch (run/model_dir.h converts).
+// ships a C++ reader; this file is kept free of LibTorch (run/model_folder.h converts).
 #pragma once
 
 #include <cstdint>

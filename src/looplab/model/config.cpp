@@ -1,5 +1,7 @@
 #include "looplab/model/config.h"
 
+#include "looplab/io/json_reader.h"
+
 #include <nlohmann/json.hpp>
 
 #include "looplab/tasks/registry.h"
@@ -135,75 +137,53 @@ json to_json(const ModelConfig& c) {
               {"rope_base", c.rope_base}};
 }
 
+ModelConfig model_config(const ModelShape& s) {
+  const std::string task_name = s.task.empty() ? all_tasks().front()->name() : s.task;
+  ModelConfig c = default_config(task_name, parse_recall(s.recall), parse_norm(s.norm), s.width);
+  c.heads = s.heads;
+  c.mlp_ratio = s.mlp_ratio;
+  if (s.blocks != 0) c.blocks = s.blocks;
+  c.window = s.window;
+  validate(c);
+  return c;
+}
+
 int64_t model_version(const json& j, const std::string& source) {
   if (!j.is_object()) return 1;
-  const char* key = j.contains("schema_version") ? "schema_version" : j.contains("version") ? "version" : nullptr;
-  if (!key) return 1;
-  const json& v = j[key];
-  if (!v.is_number_integer() || v.get<int64_t>() < 1)
-    throw Error(source + ": field '" + key + "': expected a positive integer, got " + v.dump());
-  if (v.get<int64_t>() > kModelVersion)
-    throw Error(source + ": field '" + key + "': " + v.dump() + " is newer than this looplab reads (" +
-                std::to_string(kModelVersion) + ")");
-  return v.get<int64_t>();
+  return json_reader::read_typed<int64_t>(
+      j, source, [](const json& v) { return json_reader::read_schema_version(v, kModelVersion, "version"); });
 }
 
 ModelConfig config_from_json(const json& j, const std::string& source) {
-  auto fail = [&](const std::string& field, const std::string& why) -> Error {
-    return Error(source + ": field '" + field + "': " + why);
-  };
-  if (!j.is_object()) throw Error(source + ": expected a JSON object");
-  auto get = [&](const char* field) -> const json& {
-    if (!j.contains(field)) throw fail(field, "missing");
-    return j.at(field);
-  };
-  auto get_int = [&](const char* field) -> int64_t {
-    const json& v = get(field);
-    if (!v.is_number_integer()) throw fail(field, "expected an integer, got " + v.dump());
-    return v.get<int64_t>();
-  };
-  auto get_string = [&](const char* field) -> std::string {
-    const json& v = get(field);
-    if (!v.is_string()) throw fail(field, "expected a string, got " + v.dump());
-    return v.get<std::string>();
-  };
-  if (j.contains("format") && j["format"] != "looplab-model") throw fail("format", "expected \"looplab-model\"");
-  model_version(j, source);
-  ModelConfig c;
-  c.task = get_string("task");
-  try {
-    c.recall = parse_recall(get_string("recall"));
-  } catch (const Error& e) {
-    throw fail("recall", e.what());
-  }
-  try {
-    c.norm = parse_norm(get_string("norm"));
-  } catch (const Error& e) {
-    throw fail("norm", e.what());
-  }
-  c.width = get_int("width");
-  c.heads = get_int("heads");
-  c.mlp_ratio = get_int("mlp_ratio");
-  c.blocks = get_int("blocks");
-  c.in_channels = get_int("in_channels");
-  c.out_channels = get_int("out_channels");
-  const json& grid = get("grid");
-  if (!grid.is_array()) throw fail("grid", "expected a list of sizes");
-  c.grid.clear();
-  for (const json& g : grid) {
-    if (!g.is_number_integer()) throw fail("grid", "expected a list of sizes");
-    c.grid.push_back(g.get<int64_t>());
-  }
-  // "local": versions 1-2's name for neighbourhood attention.
-  const std::string attention = get_string("attention");
-  if (attention != "neighbourhood" && attention != "local" && attention != "full")
-    throw fail("attention", "expected \"neighbourhood\" or \"full\"");
-  c.neighbourhood_attention = attention != "full";
-  c.window = get_int("window");
-  if (j.contains("rope_base")) {
-    if (!j["rope_base"].is_number()) throw fail("rope_base", "expected a number");
-    c.rope_base = j["rope_base"].get<double>();
-  }
+  using namespace json_reader;
+  ModelConfig c = read_typed<ModelConfig>(j, source, [](const json& j) {
+    need_object(j);
+    std::string format = "looplab-model", recall, norm, attention;
+    get_optional(j, "format", format);
+    if (format != "looplab-model") throw KeyError("format", "expected \"looplab-model\"");
+    read_schema_version(j, kModelVersion, "version");
+    ModelConfig c;
+    get(j, "task", c.task);
+    get(j, "recall", recall);
+    nested("recall", [&] { c.recall = parse_recall(recall); });
+    get(j, "norm", norm);
+    nested("norm", [&] { c.norm = parse_norm(norm); });
+    get(j, "width", c.width);
+    get(j, "heads", c.heads);
+    get(j, "mlp_ratio", c.mlp_ratio);
+    get(j, "blocks", c.blocks);
+    get(j, "in_channels", c.in_channels);
+    get(j, "out_channels", c.out_channels);
+    get(j, "grid", c.grid);
+    // "local": versions 1-2's name for neighbourhood attention.
+    get(j, "attention", attention);
+    if (attention != "neighbourhood" && attention != "local" && attention != "full")
+      throw KeyError("attention", "expected \"neighbourhood\" or \"full\"");
+    c.neighbourhood_attention = attention != "full";
+    get(j, "window", c.window);
+    get_optional(j, "rope_base", c.rope_base);
+    return c;
+  });
   try {
     validate(c);
   } catch (const Error& e) {

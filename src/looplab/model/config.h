@@ -60,6 +60,18 @@ std::string describe(const ModelConfig& c);
 // Throws looplab::Error naming the field when the values cannot make a model.
 void validate(const ModelConfig& c);
 
+// A model as `looplab info` and `init` describe one: the task's default_config for this recall,
+// norm and width, with the other fields set over it.
+struct ModelShape {
+  std::string task;  // "": the registry's first task
+  std::string recall = "external", norm = "post";
+  int64_t width = 256, heads = 8, mlp_ratio = 4;
+  int64_t blocks = 0;  // 0: default_config's (1, or 15 for the fixed baseline)
+  int64_t window = 5;
+};
+// Validated; throws looplab::Error naming a bad name or value.
+ModelConfig model_config(const ModelShape& s);
+
 // The closed-form parameter count of SPEC section 1 (independent of the model code, so the
 // tests can check one against the other).
 int64_t parameter_count(const ModelConfig& c);
@@ -68,7 +80,7 @@ int64_t parameter_count(const ModelConfig& c);
 //   3: the key renamed, and "attention": "neighbourhood" (versions 1-2: "local"); the same model;
 //   2: the inputs as the paper's released code encodes them (prefix sums: the bit minus 0.5;
 //      chess: rank 8 in grid row 0);
-//   1: looplab before 2026-12-03 (the bit; rank 1 in row 0), still read: run/model_dir.h
+//   1: looplab before 2026-12-03 (the bit; rank 1 in row 0), still read: run/model_folder.h
 //      converts what it can.
 inline constexpr int64_t kModelVersion = 3;
 // The version of a config.json's object ("schema_version", else "version", else 1); throws

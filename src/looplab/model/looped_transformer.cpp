@@ -115,8 +115,8 @@ torch::Tensor neighbourhood_index(const std::vector<int64_t>& grid, int64_t wind
 // Attention
 
 AttentionImpl::AttentionImpl(const ModelConfig& c) : heads(c.heads) {
-  qkv = register_module("qkv", FusedLinear(c.width, 3 * c.width));
-  out_proj = register_module("out_proj", FusedLinear(c.width, c.width));
+  qkv = register_module("qkv", AtenLinear(c.width, 3 * c.width));
+  out_proj = register_module("out_proj", AtenLinear(c.width, c.width));
   q_norm = register_module("q_norm", RMSNorm(c.head_dim()));
   k_norm = register_module("k_norm", RMSNorm(c.head_dim()));
 }
@@ -144,7 +144,7 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& u, const Positions& p)
     out = torch::matmul(torch::softmax(scores, -1), vw).squeeze(3);
   } else {
 #if TORCH_VERSION_MAJOR >= 2
-    if (fused) {
+    if (!twice_differentiable) {
       out = at::scaled_dot_product_attention(q, k, v);  // same 1/sqrt(head_dim) scale, fused kernels
     } else {
       out = torch::matmul(torch::softmax(torch::matmul(q, k.transpose(-1, -2)) * scale, -1), v);
@@ -162,11 +162,11 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& u, const Positions& p)
 BlockImpl::BlockImpl(const ModelConfig& c) : recall_kind(c.recall), norm_kind(c.norm) {
   const int64_t d = c.width;
   attn = register_module("attn", Attention(c));
-  mlp = register_module("mlp", torch::nn::Sequential(FusedLinear(d, c.mlp_ratio * d), torch::nn::GELU(),
-                                                     FusedLinear(c.mlp_ratio * d, d)));
+  mlp = register_module("mlp", torch::nn::Sequential(AtenLinear(d, c.mlp_ratio * d), torch::nn::GELU(),
+                                                     AtenLinear(c.mlp_ratio * d, d)));
   if (c.recall == Recall::kExternal || c.recall == Recall::kInternal) {
-    Wx = register_module("Wx", FusedLinear(d, d));
-    Wh = register_module("Wh", FusedLinear(d, d));
+    Wx = register_module("Wx", AtenLinear(d, d));
+    Wh = register_module("Wh", AtenLinear(d, d));
   }
   if (c.norm == Norm::kPre || c.norm == Norm::kPeri || c.norm == Norm::kGru)
     pre_norm_func = register_module("pre_norm_func", RMSNorm(d));
@@ -211,11 +211,11 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& wh
 LoopedTransformerImpl::LoopedTransformerImpl(const ModelConfig& config) : config_(config) {
   validate(config_);
   const int64_t d = config_.width;
-  projection = register_module("projection", FusedLinear(config_.in_channels, d));
+  projection = register_module("projection", AtenLinear(config_.in_channels, d));
   recur_blocks = register_module("recur_blocks", torch::nn::ModuleList());
   for (int64_t i = 0; i < config_.blocks; ++i) recur_blocks->push_back(Block(config_));
-  head = register_module("head", torch::nn::Sequential(RMSNorm(d), FusedLinear(d, d), torch::nn::GELU(),
-                                                       FusedLinear(d, config_.out_channels)));
+  head = register_module("head", torch::nn::Sequential(RMSNorm(d), AtenLinear(d, d), torch::nn::GELU(),
+                                                       AtenLinear(d, config_.out_channels)));
 }
 
 std::vector<int64_t> LoopedTransformerImpl::grid_for(int64_t positions) const {
@@ -259,8 +259,8 @@ Positions LoopedTransformerImpl::positions(const std::vector<int64_t>& grid) con
   return p;
 }
 
-void LoopedTransformerImpl::set_fused_attention(bool fused) {
-  for (const auto& block : *recur_blocks) block->as<BlockImpl>()->attn->fused = fused;
+void LoopedTransformerImpl::set_twice_differentiable(bool twice) {
+  for (const auto& block : *recur_blocks) block->as<BlockImpl>()->attn->twice_differentiable = twice;
 }
 
 std::vector<torch::Tensor> LoopedTransformerImpl::recall_input(const torch::Tensor& x0) {

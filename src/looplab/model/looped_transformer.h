@@ -22,11 +22,11 @@ namespace looplab {
 // in, where the C++ frontend's forward runs the product and then adds the bias in a second
 // pass over the output (docs/performance.md: this was most of looplab's gap to PyTorch eager).
 // clone() is LinearImpl's and returns a plain LinearImpl: looplab never clones modules.
-struct FusedLinearImpl : torch::nn::LinearImpl {
+struct AtenLinearImpl : torch::nn::LinearImpl {
   using torch::nn::LinearImpl::LinearImpl;
   torch::Tensor forward(const torch::Tensor& x) { return at::linear(x, weight, bias); }
 };
-TORCH_MODULE(FusedLinear);
+TORCH_MODULE(AtenLinear);
 
 // RMSNorm over the last axis with a learnable scale. Epsilon is the machine epsilon of the
 // input's dtype, PyTorch's nn.RMSNorm default (which the paper's code used).
@@ -79,11 +79,12 @@ struct AttentionImpl : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& u, const Positions& p);
 
   int64_t heads;
-  // LibTorch >= 2 runs full attention through scaled_dot_product_attention, whose fused
-  // kernels cannot be differentiated twice; the fixed-point analysis (Jacobian-vector products
-  // by double backward) turns this off to get the plain, twice-differentiable formula.
-  bool fused = true;
-  FusedLinear qkv{nullptr}, out_proj{nullptr};
+  // LibTorch >= 2 runs full attention through scaled_dot_product_attention, and the CPU's
+  // iteration without gradient through the fused engine (model/engine/engine.h); neither can be
+  // differentiated twice. The fixed-point analysis (Jacobian-vector products by double
+  // backward) sets this to get the plain formula everywhere.
+  bool twice_differentiable = false;
+  AtenLinear qkv{nullptr}, out_proj{nullptr};
   RMSNorm q_norm{nullptr}, k_norm{nullptr};
 };
 TORCH_MODULE(Attention);
@@ -101,7 +102,7 @@ struct BlockImpl : torch::nn::Module {
   Norm norm_kind;
   Attention attn{nullptr};
   torch::nn::Sequential mlp{nullptr};
-  FusedLinear Wx{nullptr}, Wh{nullptr};  // Wx acts on the state, Wh on x0
+  AtenLinear Wx{nullptr}, Wh{nullptr};  // Wx acts on the state, Wh on x0
   RMSNorm pre_norm_func{nullptr}, peri_norm_func{nullptr}, post_norm_func{nullptr};
   torch::nn::GRUCell gru{nullptr};  // GRU outer normalization: one cell shared by both sublayers
 
@@ -130,8 +131,8 @@ class LoopedTransformerImpl : public torch::nn::Module {
   // `iterations` iterations of Loop(*this, input), then the head.
   Output forward(const torch::Tensor& input, int64_t iterations);
 
-  // See AttentionImpl::fused.
-  void set_fused_attention(bool fused);
+  // See AttentionImpl::twice_differentiable.
+  void set_twice_differentiable(bool twice);
 
   // Mixed precision (runtime.h, "bf16-mixed"): every Loop of this model runs its projection,
   // iterations and head under bfloat16 autocast, its weights staying float32; the head's logits
@@ -143,7 +144,7 @@ class LoopedTransformerImpl : public torch::nn::Module {
   torch::Device device() const { return projection->weight.device(); }
   torch::Dtype dtype() const { return projection->weight.scalar_type(); }
 
-  FusedLinear projection{nullptr};
+  AtenLinear projection{nullptr};
   torch::nn::ModuleList recur_blocks{nullptr};
   torch::nn::Sequential head{nullptr};
 

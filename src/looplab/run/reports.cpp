@@ -1,6 +1,7 @@
 #include "looplab/run/reports.h"
 
 #include "looplab/io/json_file.h"
+#include "looplab/io/json_reader.h"
 
 #include <cstdio>
 
@@ -16,103 +17,9 @@ using json = nlohmann::json;
 
 namespace {
 
-// A missing, ill-typed or unacceptable value, as a nlohmann::json::exception (from_json's
-// contract) that knows the key path ("splits/val/count") so that read_report can name it.
-class KeyError : public json::exception {
- public:
-  KeyError(const std::string& key, const std::string& why)
-      : json::exception(0, message(key, why).c_str()), key_(key), why_(why) {}
-  const std::string& key() const { return key_; }
-  const std::string& why() const { return why_; }
+using namespace json_reader;
+using json_reader::get;  // beside the get of Spread below
 
- private:
-  static std::string message(const std::string& key, const std::string& why) {
-    return key.empty() ? why : "key '" + key + "': " + why;
-  }
-  std::string key_, why_;
-};
-
-std::string join(const std::string& outer, const std::string& inner) {
-  return inner.empty() ? outer : outer + "/" + inner;
-}
-
-// Runs `read` on the value at `key`, prefixing `key` to the key path of any error inside.
-template <typename Read>
-void nested(const std::string& key, Read&& read) {
-  try {
-    read();
-  } catch (const KeyError& e) {
-    throw KeyError(join(key, e.key()), e.why());
-  } catch (const json::exception& e) {  // a from_json of nlohmann's own
-    throw KeyError(key, e.what());
-  }
-}
-
-std::string shown(const json& v) {
-  std::string s = v.dump();
-  return s.size() > 40 ? s.substr(0, 37) + "..." : s;
-}
-
-void need_object(const json& j) {
-  if (!j.is_object()) throw KeyError("", "expected a JSON object, got " + shown(j));
-}
-
-// The value at `key`; called inside nested(key, ...), which names the key.
-const json& at(const json& j, const std::string& key) {
-  auto it = j.find(key);
-  if (it == j.end()) throw KeyError("", "missing");
-  return *it;
-}
-
-// Value readers: the JSON type must be the member's type (nlohmann's get<> would turn 1.5
-// into 1 silently). A double reads from any number, and from null: nlohmann writes NaN and the
-// infinities as null, so that they come back (as NaN).
-int64_t as_int(const json& v) {
-  if (!v.is_number_integer()) throw KeyError("", "expected an integer, got " + shown(v));
-  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    throw KeyError("", "integer " + shown(v) + " is too large");
-  return v.get<int64_t>();
-}
-double as_double(const json& v) {
-  if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
-  if (!v.is_number()) throw KeyError("", "expected a number, got " + shown(v));
-  return v.get<double>();
-}
-bool as_bool(const json& v) {
-  if (!v.is_boolean()) throw KeyError("", "expected true or false, got " + shown(v));
-  return v.get<bool>();
-}
-std::string as_string(const json& v) {
-  if (!v.is_string()) throw KeyError("", "expected a string, got " + shown(v));
-  return v.get<std::string>();
-}
-template <typename T, typename As>
-std::vector<T> as_list(const json& v, As&& as) {
-  if (!v.is_array()) throw KeyError("", "expected a list, got " + shown(v));
-  std::vector<T> out;
-  out.reserve(v.size());
-  for (size_t i = 0; i < v.size(); ++i) nested(std::to_string(i), [&] { out.push_back(as(v[i])); });
-  return out;
-}
-
-void get(const json& j, const std::string& key, int64_t& out) {
-  nested(key, [&] { out = as_int(at(j, key)); });
-}
-void get(const json& j, const std::string& key, double& out) {
-  nested(key, [&] { out = as_double(at(j, key)); });
-}
-void get(const json& j, const std::string& key, bool& out) {
-  nested(key, [&] { out = as_bool(at(j, key)); });
-}
-void get(const json& j, const std::string& key, std::string& out) {
-  nested(key, [&] { out = as_string(at(j, key)); });
-}
-void get(const json& j, const std::string& key, std::vector<int64_t>& out) {
-  nested(key, [&] { out = as_list<int64_t>(at(j, key), as_int); });
-}
-void get(const json& j, const std::string& key, std::vector<double>& out) {
-  nested(key, [&] { out = as_list<double>(at(j, key), as_double); });
-}
 void get(const json& j, const std::string& key, Spread& out) {
   nested(key, [&] {
     const json& s = at(j, key);
@@ -121,41 +28,12 @@ void get(const json& j, const std::string& key, Spread& out) {
     get(s, "max", out.max);
   });
 }
-// An object whose keys are split names, each value read by from_json.
-template <typename T>
-void get(const json& j, const std::string& key, std::map<std::string, T>& out) {
-  nested(key, [&] {
-    const json& m = at(j, key);
-    need_object(m);
-    out.clear();
-    for (auto it = m.begin(); it != m.end(); ++it) nested(it.key(), [&] { from_json(it.value(), out[it.key()]); });
-  });
-}
-// A sub-object read by `read(sub)`.
-template <typename Read>
-void get_object(const json& j, const std::string& key, Read&& read) {
-  nested(key, [&] {
-    const json& sub = at(j, key);
-    need_object(sub);
-    read(sub);
-  });
-}
-
 json spread(const Spread& s) { return {{"median", s.median}, {"max", s.max}}; }
 
 // schema_version: absent in files from before versions (version 1).
 template <typename Report>
 int read_version(const json& j) {
-  need_object(j);
-  int64_t v = 1;
-  if (j.contains("schema_version")) {
-    get(j, "schema_version", v);
-    if (v < 1) throw KeyError("schema_version", "expected a positive integer, got " + std::to_string(v));
-  }
-  if (v > Report::kSchemaVersion)
-    throw KeyError("", "schema_version " + std::to_string(v) + " is newer than this looplab reads (" +
-                           std::to_string(Report::kSchemaVersion) + ")");
-  return static_cast<int>(v);
+  return read_schema_version(j, Report::kSchemaVersion);
 }
 
 }  // namespace
@@ -424,8 +302,8 @@ void to_json(json& j, const EpochMetrics& r) {
        {"epoch", r.epoch},
        {"lr", r.lr},
        {"loss", r.loss},
-       {"train_accuracy", r.train_accuracy},
-       {"val_accuracy", r.val_accuracy},
+       {"train_exact", r.train_exact},
+       {"val_exact", r.val_exact},
        {"val_iters", r.val_iters},
        {"seconds", r.seconds},
        {"peak_rss_mib", r.peak_rss_mib}};
@@ -437,8 +315,9 @@ void from_json(const json& j, EpochMetrics& r) {
   get(j, "epoch", r.epoch);
   get(j, "lr", r.lr);
   get(j, "loss", r.loss);
-  get(j, "train_accuracy", r.train_accuracy);
-  get(j, "val_accuracy", r.val_accuracy);
+  const bool v1 = r.schema_version < 2;
+  get(j, v1 ? "train_accuracy" : "train_exact", r.train_exact);
+  get(j, v1 ? "val_accuracy" : "val_exact", r.val_exact);
   r.val_per_position.reset();
   if (j.contains("val_per_position")) {
     double v = 0;
@@ -454,12 +333,7 @@ void from_json(const json& j, EpochMetrics& r) {
 
 template <typename Report>
 Report read_report(const std::string& path) {
-  const json j = read_json_file(path);
-  try {
-    return j.get<Report>();
-  } catch (const json::exception& e) {
-    throw Error(path + ": " + e.what());
-  }
+  return read_typed<Report>(read_json_file(path), path);
 }
 
 template <typename Report>

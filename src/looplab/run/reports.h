@@ -121,14 +121,17 @@ struct AnalysisReport {
 
 // ---- metrics.jsonl ------------------------------------------------------------------------
 
+// One line per epoch. Version 2: "train_exact" and "val_exact", the exact accuracy (the
+// fraction of examples whose whole answer is right) as every other file names it; version 1
+// called them "train_accuracy" and "val_accuracy".
 struct EpochMetrics {
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
   int schema_version = kSchemaVersion;
   int64_t epoch = 0;
-  double lr = 0, loss = 0, train_accuracy = 0, val_accuracy = 0;
+  double lr = 0, loss = 0, train_exact = 0, val_exact = 0;
   // Absent in files written before it was recorded (such a line is written back without it).
   std::optional<double> val_per_position;
-  int64_t val_iters = 0;
+  int64_t val_iters = 0;  // the iterations the val figures were measured at (T)
   double seconds = 0, peak_rss_mib = 0;
 };
 

@@ -36,28 +36,33 @@ bool as_flag(const OptionValue& v) {
 
 template <typename Field>
 RunOption int_option(std::string name, std::string help, Field field) {
-  return {std::move(name), std::move(help), Kind::kInt,
+  return {std::move(name), "", std::move(help), Kind::kInt,
           [field](RunSpec& s, const OptionValue& v) { field(s) = as_int(v); }};
 }
 template <typename Field>
 RunOption unsigned_option(std::string name, std::string help, Field field) {
-  return {std::move(name), std::move(help), Kind::kUnsigned,
+  return {std::move(name), "", std::move(help), Kind::kUnsigned,
           [field](RunSpec& s, const OptionValue& v) { field(s) = as_unsigned(v); }};
 }
 template <typename Field>
 RunOption number_option(std::string name, std::string help, Field field) {
-  return {std::move(name), std::move(help), Kind::kNumber,
+  return {std::move(name), "", std::move(help), Kind::kNumber,
           [field](RunSpec& s, const OptionValue& v) { field(s) = as_number(v); }};
 }
 template <typename Field>
 RunOption text_option(std::string name, std::string help, Field field) {
-  return {std::move(name), std::move(help), Kind::kText,
+  return {std::move(name), "", std::move(help), Kind::kText,
           [field](RunSpec& s, const OptionValue& v) { field(s) = as_text(v); }};
 }
 template <typename Field>
 RunOption flag_option(std::string name, std::string help, Field field) {
-  return {std::move(name), std::move(help), Kind::kFlag,
+  return {std::move(name), "", std::move(help), Kind::kFlag,
           [field](RunSpec& s, const OptionValue& v) { field(s) = as_flag(v); }};
+}
+
+RunOption renamed(RunOption o, std::string old_name) {
+  o.old_name = std::move(old_name);
+  return o;
 }
 
 }  // namespace
@@ -72,8 +77,9 @@ const std::vector<RunOption>& run_options() {
       int_option("batch", "batch size", [](RunSpec& s) -> int64_t& { return s.train.batch; }),
       unsigned_option("seed", "seed of initialization, shuffling and n/k draws",
                       [](RunSpec& s) -> uint64_t& { return s.train.seed; }),
-      int_option("max-iters", "T, the most iterations in training",
-                 [](RunSpec& s) -> int64_t& { return s.train.max_iters; }),
+      renamed(int_option("training-iters", "T, the training iterations: the most the progressive loss runs",
+                         [](RunSpec& s) -> int64_t& { return s.train.training_iters; }),
+              "max-iters"),
       number_option("alpha", "progressive-loss weight (1: progressive loss only)",
                     [](RunSpec& s) -> double& { return s.train.alpha; }),
       text_option("dtype", "float32, float64 or bfloat16 (bfloat16 weights and AdamW: docs/performance.md)", [](RunSpec& s) -> std::string& { return s.train.dtype; }),
@@ -107,7 +113,7 @@ const std::vector<RunOption>& run_options() {
 
 const RunOption* find_run_option(const std::string& name) {
   for (const RunOption& o : run_options())
-    if (o.name == name) return &o;
+    if (o.name == name || (!o.old_name.empty() && o.old_name == name)) return &o;
   return nullptr;
 }
 

@@ -19,6 +19,7 @@ using OptionValue = std::variant<int64_t, double, std::string, bool>;
 struct RunOption {
   enum class Kind { kInt, kUnsigned, kNumber, kText, kFlag };
   std::string name;  // the flag without "--", and the sweep file's key
+  std::string old_name;  // a name it had before, still accepted (flag and key); "" if none
   std::string help;
   Kind kind;
   // Sets the value; throws looplab::Error when it has the wrong type ("expected an integer").

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "looplab/io/json_reader.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
 
@@ -39,7 +40,7 @@ void check(const RunSpec& s) {
   need(o.epochs >= 1, "epochs", " must be >= 1");
   need(o.batch >= 1, "batch", " must be >= 1");
   need(o.eval_batch >= 1, "eval_batch", " must be >= 1");
-  need(o.max_iters >= 1, "max_iters", " must be >= 1");
+  need(o.training_iters >= 1, "training_iters", " must be >= 1");
   need(o.alpha >= 0 && o.alpha <= 1, "alpha", " must lie in [0, 1]");
   need(o.clip > 0, "clip", " must be positive");
   // The names parse_dtype (runtime.h) accepts; checked here without LibTorch.
@@ -72,7 +73,7 @@ std::vector<std::string> differences(const RunSpec& here, const RunSpec& there) 
 json to_json(const TrainOptions& o) {
   return {{"preset", o.preset},       {"lr", o.lr},
           {"epochs", o.epochs},       {"batch", o.batch},
-          {"seed", o.seed},           {"max_iters", o.max_iters},
+          {"seed", o.seed},           {"training_iters", o.training_iters},
           {"alpha", o.alpha},         {"weight_decay", o.weight_decay},
           {"clip", o.clip},           {"cooldown_epoch", o.cooldown_epoch},
           {"eval_batch", o.eval_batch}, {"recompute", o.recompute},
@@ -80,27 +81,28 @@ json to_json(const TrainOptions& o) {
 }
 
 TrainOptions train_options_from_json(const json& j, const std::string& source) {
-  TrainOptions o;
-  try {
-    o.preset = j.at("preset").get<std::string>();
-    o.lr = j.at("lr").get<double>();
-    o.epochs = j.at("epochs").get<int64_t>();
-    o.batch = j.at("batch").get<int64_t>();
-    o.seed = j.at("seed").get<uint64_t>();
-    o.max_iters = j.at("max_iters").get<int64_t>();
-    o.alpha = j.at("alpha").get<double>();
-    o.weight_decay = j.at("weight_decay").get<double>();
-    o.clip = j.at("clip").get<double>();
-    o.cooldown_epoch = j.at("cooldown_epoch").get<int64_t>();
-    o.eval_batch = j.at("eval_batch").get<int64_t>();
-    o.recompute = j.at("recompute").get<bool>();
-    o.dtype = j.at("dtype").get<std::string>();
-    // Absent from schema-1 files, which all trained in float32 (or --dtype).
-    if (j.contains("precision")) o.precision = j.at("precision").get<std::string>();
-  } catch (const json::exception& e) {
-    throw Error(source + ": training options: " + e.what());
-  }
-  return o;
+  using namespace json_reader;
+  return read_typed<TrainOptions>(j, source, [](const json& j) {
+    TrainOptions o;
+    nested("train", [&] {
+      need_object(j);
+      get(j, "preset", o.preset);
+      get(j, "lr", o.lr);
+      get(j, "epochs", o.epochs);
+      get(j, "batch", o.batch);
+      get(j, "seed", o.seed);
+      get(j, j.contains("training_iters") ? "training_iters" : "max_iters", o.training_iters);  // max_iters: version <= 2
+      get(j, "alpha", o.alpha);
+      get(j, "weight_decay", o.weight_decay);
+      get(j, "clip", o.clip);
+      get(j, "cooldown_epoch", o.cooldown_epoch);
+      get(j, "eval_batch", o.eval_batch);
+      get(j, "recompute", o.recompute);
+      get(j, "dtype", o.dtype);
+      get_optional(j, "precision", o.precision);  // absent from schema-1 files, which trained in float32 (or --dtype)
+    });
+    return o;
+  });
 }
 
 }  // namespace looplab

@@ -13,13 +13,20 @@
 
 namespace looplab {
 
+// The training options. `looplab train` and sweeps start from preset_spec (below): each field's
+// effective default is its preset's (tasks/task.h's Preset; docs/presets.md lists them by task:
+// e.g. 60 epochs with the cool-down at 50 in the cpu preset, the paper's batch 500 and 100
+// epochs with the cool-down at 60 in the paper preset), then the flags of run/run_options.h.
+// The initializers here are the struct's own, for code that builds one by hand (tests).
 struct TrainOptions {
   std::string preset = "cpu";
   double lr = 1e-3;
   int64_t epochs = 30;
   int64_t batch = 500;
   uint64_t seed = 0;
-  int64_t max_iters = 30;   // T: n + k never exceed it, val accuracy is measured after it
+  // T, the training iterations (--training-iters): n + k never exceed it, val accuracy is
+  // measured after it. training.json's key "training_iters" (version 2 and before: "max_iters").
+  int64_t training_iters = 30;
   double alpha = 1.0;       // loss = alpha * progressive + (1 - alpha) * loss after T iterations
   double weight_decay = 0.01;
   double clip = 1.0;
@@ -33,11 +40,12 @@ struct TrainOptions {
   std::string precision = "float32";
 };
 
-// training.json's schema. 2: the paper's released recipe (train/schedule.h's warm-up ending
+// training.json's schema. 3: "training_iters" (T) for version 2's "max_iters", which meant
+// the most iterations per example elsewhere. 2: the paper's released recipe (train/schedule.h's warm-up ending
 // at epoch 9, train/adamw.h's weight-decay groups, the inputs of config.json version 2) and
 // "precision". 1: looplab before 2026-12-03, whose runs can be read and evaluated but not
 // resumed.
-inline constexpr int kTrainingSchemaVersion = 2;
+inline constexpr int kTrainingSchemaVersion = 3;
 
 struct RunSpec {
   ModelConfig model;

@@ -42,6 +42,12 @@ struct EvalRunOptions {
   // --precision: float32 or bf16-mixed (runtime.h); empty: the precision the run trained in
   // (float32 for a model folder without training.json).
   std::string precision;
+  // The cheaper evaluation (evaluate_run_accelerated) when either is above 0: --early-exit,
+  // the tolerance below which an example has converged and stops (0: off), and --anderson, the
+  // Anderson memory (0: plain iteration). Each example runs at most `last` iterations.
+  double tolerance = 0;
+  int64_t anderson = 0;
+  bool accelerated() const { return tolerance > 0 || anderson > 0; }
 };
 
 // `looplab analyze DIR` and a sweep's [analyze].

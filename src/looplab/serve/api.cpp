@@ -2,7 +2,7 @@
 
 #include "looplab/io/atomic_file.h"
 #include "looplab/run/reports.h"
-#include "looplab/run/run_dir.h"
+#include "looplab/run/run_folder.h"
 #include "looplab/sweep/report.h"
 
 #include <algorithm>
@@ -19,6 +19,7 @@
 
 #include "looplab/explore/geometry.h"
 #include "looplab/explore/explore.h"
+#include "looplab/util/list.h"
 
 namespace looplab::serve {
 
@@ -115,9 +116,9 @@ std::string read_text(const fs::path& p) {
 // served as written, with the mismatch under errors[file].
 json typed(const std::string& file, const json& raw, json& errors) {
   try {
-    if (file == RunDir::kEval) return json(raw.get<EvalReport>());
-    if (file == RunDir::kAnalysis) return json(raw.get<AnalysisReport>());
-    if (file == RunDir::kMetrics) {
+    if (file == RunFolder::kEval) return json(raw.get<EvalReport>());
+    if (file == RunFolder::kAnalysis) return json(raw.get<AnalysisReport>());
+    if (file == RunFolder::kMetrics) {
       json rows = json::array();
       for (const json& row : raw) rows.push_back(json(row.get<EpochMetrics>()));
       return rows;
@@ -189,43 +190,42 @@ json regions(const Query& q) {
   const std::string w = "regions";
   check_names(w, q, {"xmin", "xmax", "ymin", "ymax", "n"});
   const double big = 1e6;
-  const double xmin = number(w, q, "xmin", -10, -big, big), xmax = number(w, q, "xmax", 10, -big, big);
-  const double ymin = number(w, q, "ymin", -6, -big, big), ymax = number(w, q, "ymax", 6, -big, big);
-  const int64_t n = integer(w, q, "n", 201, 1, 801);
-  return engine([&] { return ag::to_json(ag::region_grid(xmin, xmax, ymin, ymax, n)); });
+  ag::RegionOptions o;
+  o.xmin = number(w, q, "xmin", o.xmin, -big, big), o.xmax = number(w, q, "xmax", o.xmax, -big, big);
+  o.ymin = number(w, q, "ymin", o.ymin, -big, big), o.ymax = number(w, q, "ymax", o.ymax, -big, big);
+  o.n = integer(w, q, "n", o.n, 1, 801);
+  return engine([&] { return ag::to_json(ag::region_grid(o)); });
 }
 
 json anisotropy(const Query& q) {
   const std::string w = "anisotropy";
   check_names(w, q, {"n", "sigma", "seed"});
-  const int64_t n = integer(w, q, "n", 10000, 2, 100000);
-  const int64_t seed = integer(w, q, "seed", 0, 0, INT64_MAX);
-  std::vector<double> sigmas;
+  ag::AnisotropyOptions o;
+  o.n = integer(w, q, "n", o.n, 2, 100000);
+  o.seed = static_cast<uint64_t>(integer(w, q, "seed", static_cast<int64_t>(o.seed), 0, INT64_MAX));
   const std::string* text = find(q, "sigma");
-  const std::string list = text ? *text : "0.5,1,2,4";
-  size_t start = 0;
-  while (true) {
-    const size_t comma = list.find(',', start);
-    const std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    const double s = parse_double(w, "sigma", item);
-    if (!(s > 0) || s > 1e6) throw ApiError(400, w + ": sigma = " + item + " must be in (0, 1e6]");
-    sigmas.push_back(s);
-    if (sigmas.size() > 8) throw ApiError(400, w + ": at most 8 sigmas");
-    if (comma == std::string::npos) break;
-    start = comma + 1;
+  if (!text) return engine([&] { return ag::to_json(ag::anisotropy(o)); });
+  try {
+    o.sigmas = parse_positive_numbers(*text, w + ": sigma");
+  } catch (const Error& e) {
+    throw ApiError(400, e.what());
   }
-  return engine([&] { return ag::to_json(ag::anisotropy(n, sigmas, static_cast<uint64_t>(seed))); });
+  if (o.sigmas.size() > 8) throw ApiError(400, w + ": at most 8 sigmas");
+  for (double s : o.sigmas)
+    if (s > 1e6) throw ApiError(400, w + ": sigma = " + std::to_string(s) + " must be at most 1e6");
+  return engine([&] { return ag::to_json(ag::anisotropy(o)); });
 }
 
 json phase(const Query& q) {
   const std::string w = "phase";
   check_names(w, q, {"lx", "ly", "steps", "starts", "radius"});
   if (!find(q, "lx") || !find(q, "ly")) throw ApiError(400, w + ": lx and ly are required");
-  const double lx = number(w, q, "lx", 0, -100, 100), ly = number(w, q, "ly", 0, -100, 100);
-  const int64_t steps = integer(w, q, "steps", 30, 1, 10000);
-  const int64_t starts = integer(w, q, "starts", 16, 1, 360);
-  const double radius = number(w, q, "radius", 1, 1e-6, 1e6);
-  return engine([&] { return ag::to_json(ag::phase_portrait(lx, ly, steps, starts, radius)); });
+  ag::PhaseOptions o;
+  o.lx = number(w, q, "lx", o.lx, -100, 100), o.ly = number(w, q, "ly", o.ly, -100, 100);
+  o.steps = integer(w, q, "steps", o.steps, 1, 10000);
+  o.starts = integer(w, q, "starts", o.starts, 1, 360);
+  o.radius = number(w, q, "radius", o.radius, 1e-6, 1e6);
+  return engine([&] { return ag::to_json(ag::phase_portrait(o)); });
 }
 
 // ---- runs ------------------------------------------------------------------------------------
@@ -233,8 +233,8 @@ json phase(const Query& q) {
 Runs::Runs(std::string root) : root_(std::move(root)) {}
 
 const std::vector<std::string>& Runs::run_files() {
-  static const std::vector<std::string> files = {RunDir::kConfig, RunDir::kTraining, RunDir::kMetrics,
-                                                 RunDir::kEval,   RunDir::kAnalysis, RunDir::kTrainLog};
+  static const std::vector<std::string> files = {RunFolder::kConfig, RunFolder::kTraining, RunFolder::kMetrics,
+                                                 RunFolder::kEval,   RunFolder::kAnalysis, RunFolder::kTrainLog};
   return files;
 }
 
@@ -260,7 +260,7 @@ std::string child_dir(const std::string& root_name, const std::string& name, con
 
 }  // namespace
 
-std::string Runs::run_dir(const std::string& name) const { return child_dir(root_, name, "run"); }
+std::string Runs::run_folder(const std::string& name) const { return child_dir(root_, name, "run"); }
 
 Sweeps::Sweeps(std::string root) : root_(std::move(root)) {}
 
@@ -300,12 +300,9 @@ json Sweeps::report(const std::string& name) const {
   const fs::path c = fs::canonical(file, ec);
   if (ec || !is_inside(fs::canonical(root_, ec), c)) throw ApiError(403, "sweeps: '" + name + "/report.json' leads outside the sweeps folder");
   try {
-    json j = json::parse(read_file(c.string()));
-    if (j.value("schema_version", 1) > 1) throw ApiError(400, "sweeps: " + name + "/report.json is of a newer schema");
-    if (!j.contains("groups") || !j["groups"].is_array()) throw ApiError(400, "sweeps: " + name + "/report.json has no groups");
-    return j;
-  } catch (const json::exception& e) {
-    throw ApiError(400, "sweeps: " + name + "/report.json: " + e.what());
+    return sweep::read_report_json(c.string(), name + "/" + sweep::kReportFile);
+  } catch (const Error& e) {
+    throw ApiError(400, std::string("sweeps: ") + e.what());
   }
 }
 
@@ -332,23 +329,23 @@ json Runs::list() const {
     std::error_code e2;
     const fs::path c = fs::canonical(entry.path(), e2);
     if (e2 || !is_inside(root, c) || !fs::is_directory(c, e2)) continue;  // symbolic links leading out
-    if (fs::is_regular_file(c / RunDir::kConfig, e2) || fs::is_regular_file(c / RunDir::kMetrics, e2)) names.push_back(name);
+    if (fs::is_regular_file(c / RunFolder::kConfig, e2) || fs::is_regular_file(c / RunFolder::kMetrics, e2)) names.push_back(name);
   }
   std::sort(names.begin(), names.end());
   for (const auto& name : names) {
     const fs::path dir = root / name;
     json j = {{"name", name}, {"files", present_files(dir)}}, errors = json::object();
-    read_json(dir, RunDir::kConfig, "config", false, j, errors);
+    read_json(dir, RunFolder::kConfig, "config", false, j, errors);
     json m = json::object();
-    read_json(dir, RunDir::kMetrics, "metrics", true, m, errors);
+    read_json(dir, RunFolder::kMetrics, "metrics", true, m, errors);
     j["epochs"] = m["metrics"].is_array() ? m["metrics"].size() : 0;
     json best = nullptr;
     if (m["metrics"].is_array())
       for (const auto& row : m["metrics"])
-        if (row.is_object() && row.contains("val_accuracy") && row["val_accuracy"].is_number() &&
-            (best.is_null() || row["val_accuracy"].get<double>() > best.get<double>()))
-          best = row["val_accuracy"];
-    j["best_val_accuracy"] = best;
+        if (row.is_object() && row.contains("val_exact") && row["val_exact"].is_number() &&
+            (best.is_null() || row["val_exact"].get<double>() > best.get<double>()))
+          best = row["val_exact"];
+    j["best_val_exact"] = best;
     if (!errors.empty()) j["errors"] = errors;
     runs.push_back(std::move(j));
   }
@@ -356,16 +353,16 @@ json Runs::list() const {
 }
 
 json Runs::run(const std::string& name) const {
-  const fs::path dir = run_dir(name);
+  const fs::path dir = run_folder(name);
   json j = {{"name", name}, {"files", present_files(dir)}}, errors = json::object();
   // Each file is checked like file(): a symbolic link leading out of the runs folder is not read.
   const fs::path root = fs::canonical(root_);
   for (const auto& [file, key, lines] : std::vector<std::tuple<std::string, std::string, bool>>{
-           {RunDir::kConfig, "config", false},
-           {RunDir::kTraining, "training", false},
-           {RunDir::kMetrics, "metrics", true},
-           {RunDir::kEval, "eval", false},
-           {RunDir::kAnalysis, "analysis", false}}) {
+           {RunFolder::kConfig, "config", false},
+           {RunFolder::kTraining, "training", false},
+           {RunFolder::kMetrics, "metrics", true},
+           {RunFolder::kEval, "eval", false},
+           {RunFolder::kAnalysis, "analysis", false}}) {
     std::error_code ec;
     const fs::path c = fs::canonical(dir / file, ec);
     if (!ec && !is_inside(root, c)) {
@@ -386,7 +383,7 @@ std::string Runs::file(const std::string& name, const std::string& file) const {
     for (const auto& f : files) names += (names.empty() ? "" : ", ") + f;
     throw ApiError(404, "runs: '" + file + "' is not a run file (one of: " + names + ")");
   }
-  const fs::path dir = run_dir(name);
+  const fs::path dir = run_folder(name);
   std::error_code ec;
   const fs::path p = dir / file;
   if (!fs::exists(p, ec)) throw ApiError(404, "runs: run '" + name + "' has no " + file);

@@ -1,7 +1,7 @@
 // The JSON API of `looplab serve`, independent of HTTP: every function takes the request's
 // decoded path pieces and query parameters and returns the response body, or throws ApiError
 // with a 4xx status and a message. A thin layer over the engines the command line uses
-// (looplab::explore and looplab::analysis geometry) and over run directories on disk; nothing
+// (looplab::explore and looplab::analysis geometry) and over run folders on disk; nothing
 // is computed here that the engines do not compute. No LibTorch.
 #pragma once
 
@@ -52,7 +52,7 @@ class Runs {
   explicit Runs(std::string root);
   const std::string& root() const { return root_; }
 
-  // GET /api/runs: {root, runs: [{name, files: [...], config, epochs, best_val_accuracy}]}.
+  // GET /api/runs: {root, runs: [{name, files: [...], config, epochs, best_val_exact}]}.
   nlohmann::json list() const;
   // GET /api/runs/NAME: {name, files, config, training, metrics (one object per line), eval,
   // analysis}; a missing file is null, an unreadable one null with its message under `errors`.
@@ -66,7 +66,7 @@ class Runs {
  private:
   std::string root_;
   // The canonical directory of run NAME; throws ApiError (400 bad name, 403 outside, 404 none).
-  std::string run_dir(const std::string& name) const;
+  std::string run_folder(const std::string& name) const;
 };
 
 // Sweep reports: the immediate subdirectories of the sweeps folder that hold the report.json of

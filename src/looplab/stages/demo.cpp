@@ -6,8 +6,8 @@
 #include <filesystem>
 
 #include "looplab/eval/evaluate.h"
-#include "looplab/run/model_dir.h"
-#include "looplab/run/run_dir.h"
+#include "looplab/run/model_folder.h"
+#include "looplab/run/run_folder.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/train/trainer.h"
 #include "looplab/util/error.h"
@@ -56,10 +56,10 @@ void print_table(const Demo& d, const std::vector<Column>& columns, int64_t iter
   }
 }
 
-// `weights`: "final" or "best" (run/run_dir.h).
+// `weights`: "final" or "best" (run/run_folder.h).
 Column evaluate_model(const std::string& folder, const std::string& label, int64_t val_count, int64_t hard_count,
                       int64_t iters, const std::string& unit, const std::string& weights) {
-  const RunDir run(folder);
+  const RunFolder run(folder);
   LoopedTransformer model = load_model(run.path(), torch::kCPU, torch::kFloat32, run.weights(weights));
   model->eval();
   DataOptions data = run.spec().data;
@@ -72,8 +72,8 @@ Column evaluate_model(const std::string& folder, const std::string& label, int64
 
 // The paper preset's run, where it is shipped: how far its training went, then its table.
 void show_paper_run(const Demo& d, const std::string& models, int64_t val_count, int64_t hard_count, int64_t iters) {
-  const RunDir run(models + "/" + d.paper_run.folder);
-  if (!run.has(RunDir::kWeights)) {
+  const RunFolder run(models + "/" + d.paper_run.folder);
+  if (!run.has(RunFolder::kWeights)) {
     std::printf("\n(%s: no trained model there, so the paper preset's run is not shown.)\n", run.path().c_str());
     return;
   }
@@ -111,7 +111,7 @@ void run_demo(const DemoOptions& o) {
     // The final weights, as the paper reports; a folder shipped with only its best
     // epoch's says so in its label.
     const std::string folder = o.models + "/" + c.folder;
-    const bool final = RunDir(folder).has(RunDir::kWeights);
+    const bool final = RunFolder(folder).has(RunFolder::kWeights);
     columns.push_back(evaluate_model(folder, final ? c.label : c.label + " (best epoch)", o.val_count,
                                      o.hard_count, o.iters, d.unit, final ? "final" : "best"));
   }

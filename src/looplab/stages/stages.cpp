@@ -4,15 +4,20 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "looplab/eval/accelerated.h"
 #include "looplab/eval/evaluate.h"
 #include "looplab/io/atomic_file.h"
-#include "looplab/run/model_dir.h"
-#include "looplab/run/run_dir.h"
+#include "looplab/io/json_file.h"
+#include "looplab/io/json_reader.h"
+#include "looplab/io/tensor_io.h"
+#include "looplab/run/model_folder.h"
+#include "looplab/run/run_folder.h"
 #include "looplab/runtime.h"
+#include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
 #include "looplab/util/progress.h"
 
@@ -44,20 +49,35 @@ nlohmann::json partial_settings(const std::string& weights, const EvalRunOptions
 // unreadable one costs the work, never the evaluation).
 std::map<std::string, CurveSums> read_partial(const std::string& file, const nlohmann::json& settings) {
   if (!fs::exists(file)) return {};
+  using namespace json_reader;
   try {
-    const nlohmann::json j = nlohmann::json::parse(read_file(file));
-    if (j.at("settings") != settings) {
+    const nlohmann::json j = parse_json(read_file(file), file);
+    // Version 2 named the positions right "positions_right" (1: "positions").
+    const int version = read_typed<int>(j, file, [](const nlohmann::json& j) { return read_schema_version(j, 2); });
+    if (!j.contains("settings") || j.at("settings") != settings) {
       std::fprintf(stderr, "%s: left by an evaluation with other weights or settings; starting over\n", file.c_str());
       return {};
     }
-    std::map<std::string, CurveSums> sums;
-    for (const auto& [name, v] : j.at("splits").items())
-      sums[name] = {v.at("done").get<int64_t>(), v.at("exact").get<std::vector<double>>(),
-                    v.at("positions").get<std::vector<double>>(), v.at("step").get<std::vector<double>>(),
-                    v.at("unchanged").get<std::vector<double>>()};
-    return sums;
-  } catch (const nlohmann::json::exception& e) {
-    std::fprintf(stderr, "%s: unreadable (%s); starting the evaluation over\n", file.c_str(), e.what());
+    return read_typed<std::map<std::string, CurveSums>>(j, file, [version](const nlohmann::json& j) {
+      std::map<std::string, CurveSums> sums;
+      get_object(j, "splits", [&](const nlohmann::json& splits) {
+        for (const auto& [name, v] : splits.items())
+          nested(name, [&, &v = v] {
+            CurveSums& c = sums[name];
+            need_object(v);
+            get(v, "done", c.done);
+            get(v, "exact", c.exact);
+            get(v, version < 2 ? "positions" : "positions_right", c.positions_right);
+            get(v, "step", c.step);
+            get(v, "unchanged", c.unchanged);
+          });
+      });
+      return sums;
+    });
+  } catch (const Error& e) {  // "FILE: why"
+    std::string why = e.what();
+    if (why.rfind(file + ": ", 0) == 0) why = why.substr(file.size() + 2);
+    std::fprintf(stderr, "%s: unreadable (%s); starting the evaluation over\n", file.c_str(), why.c_str());
     return {};
   }
 }
@@ -65,28 +85,41 @@ std::map<std::string, CurveSums> read_partial(const std::string& file, const nlo
 void write_partial(const std::string& file, const nlohmann::json& settings, const std::map<std::string, CurveSums>& sums) {
   nlohmann::json splits = nlohmann::json::object();
   for (const auto& [name, s] : sums)
-    splits[name] = {{"done", s.done}, {"exact", s.exact}, {"positions", s.positions}, {"step", s.step},
+    splits[name] = {{"done", s.done}, {"exact", s.exact}, {"positions_right", s.positions_right}, {"step", s.step},
                     {"unchanged", s.unchanged}};
-  write_file_atomic(file, nlohmann::json{{"schema_version", 1}, {"settings", settings}, {"splits", splits}}.dump() + "\n");
+  write_file_atomic(file, nlohmann::json{{"schema_version", 2}, {"settings", settings}, {"splits", splits}}.dump() + "\n");
+}
+
+void check(const EvalRunOptions& o) {
+  if (o.first < 1 || o.last < o.first) throw Error("--iters: need 1 <= FIRST <= LAST");
+  if (o.batch < 1 || o.count < 0) throw Error("--batch must be >= 1 and --count >= 0");
+  if (o.tolerance < 0 || o.anderson < 0) throw Error("--early-exit and --anderson must be >= 0");
+}
+
+// The run's model as an evaluation runs it: the chosen weights, device and dtype, in eval mode,
+// in the precision asked for or else the run's training precision (float32 for a model folder
+// without training.json). `o.precision` is settled in place.
+LoopedTransformer load_for_evaluation(const RunFolder& run, EvalRunOptions& o) {
+  LoopedTransformer model = load_model(run.path(), parse_device(o.device), parse_dtype(o.dtype), run.weights(o.weights));
+  model->eval();
+  if (o.precision.empty()) o.precision = run.is_training_run() ? run.spec().train.precision : "float32";
+  model->set_mixed_precision(is_mixed_precision(o.precision));
+  return model;
 }
 
 }  // namespace
 
 EvalReport evaluate_run(const std::string& dir, const EvalRunOptions& o) {
-  if (o.first < 1 || o.last < o.first) throw Error("iters: need 1 <= FIRST <= LAST");
-  if (o.batch < 1 || o.count < 0) throw Error("batch must be >= 1 and count >= 0");
-  const RunDir run(dir);
+  check(o);
+  const RunFolder run(dir);
   const std::string weights = run.weights(o.weights);
-  LoopedTransformer model = load_model(dir, parse_device(o.device), parse_dtype(o.dtype), weights);
-  model->eval();
   EvalRunOptions settled = o;
-  if (settled.precision.empty()) settled.precision = run.is_training_run() ? run.spec().train.precision : "float32";
-  model->set_mixed_precision(is_mixed_precision(settled.precision));
+  LoopedTransformer model = load_for_evaluation(run, settled);
   DataOptions data = run.evaluation_data();
   EvalReport report{EvalReport::kSchemaVersion, weights, o.first, o.last, {}};
   // A stopped evaluation goes on from its last batch: a sweep's evaluation at 500 iterations
   // can take an hour, the paper preset's on its hard split days.
-  const std::string partial = run.file(RunDir::kEvalPartial);
+  const std::string partial = run.file(RunFolder::kEvalPartial);
   const nlohmann::json settings = partial_settings(run.file(weights), settled);
   std::map<std::string, CurveSums> sums = read_partial(partial, settings);
   for (const std::string& name : o.splits) {
@@ -110,21 +143,21 @@ EvalReport evaluate_run(const std::string& dir, const EvalRunOptions& o) {
     c.iterations.erase(c.iterations.begin(), c.iterations.begin() + cut);
     report.splits[name] = c;
   }
-  write_report(run.file(RunDir::kEval), report);
+  write_report(run.file(RunFolder::kEval), report);
   fs::remove(partial);
   return report;
 }
 
-AcceleratedReport evaluate_run_accelerated(const std::string& dir, const EvalRunOptions& o, const FixedPointOptions& fp) {
-  if (o.batch < 1 || o.count < 0) throw Error("batch must be >= 1 and count >= 0");
-  if (fp.tolerance < 0 || fp.anderson < 0) throw Error("the early-exit tolerance and the Anderson memory must be >= 0");
-  const RunDir run(dir);
+AcceleratedReport evaluate_run_accelerated(const std::string& dir, const EvalRunOptions& o) {
+  check(o);
+  const RunFolder run(dir);
   const std::string weights = run.weights(o.weights);
-  LoopedTransformer model = load_model(dir, parse_device(o.device), parse_dtype(o.dtype), weights);
-  model->eval();
-  model->set_mixed_precision(is_mixed_precision(!o.precision.empty()   ? o.precision
-                                                : run.is_training_run() ? run.spec().train.precision
-                                                                        : "float32"));
+  EvalRunOptions settled = o;
+  LoopedTransformer model = load_for_evaluation(run, settled);
+  FixedPointOptions fp;
+  fp.max_iters = o.last;
+  fp.tolerance = o.tolerance;
+  fp.anderson = o.anderson;
   DataOptions data = run.evaluation_data();
   AcceleratedReport report{AcceleratedReport::kSchemaVersion, weights, fp.max_iters, fp.tolerance, fp.anderson, {}};
   for (const std::string& name : o.splits) {
@@ -134,12 +167,16 @@ AcceleratedReport evaluate_run_accelerated(const std::string& dir, const EvalRun
     report.splits[name] = evaluate_accelerated(*model, split, o.batch, fp, std::ref(progress));
     progress.clear();
   }
-  write_report(run.file(RunDir::kEvalAccelerated), report);
+  write_report(run.file(RunFolder::kEvalAccelerated), report);
   return report;
 }
 
 AnalysisReport analyze_run(const std::string& dir, const AnalyzeRunOptions& o, std::string* text) {
-  const RunDir run(dir);
+  const analysis::AnalysisOptions& a = o.analysis;
+  if (o.count < 1 || a.convergence.max_iters < 1 || a.detail_count < 0 || a.batch < 1 || a.arnoldi_steps < 1 ||
+      !(a.convergence.tolerance > 0))
+    throw Error("--count, --iters, --batch and --arnoldi-steps must be >= 1, --detail >= 0, --tolerance > 0");
+  const RunFolder run(dir);
   const std::string weights = run.weights(o.weights);
   const torch::Device device = parse_device(o.device);
   LoopedTransformer model = load_model(dir, device, parse_dtype(o.dtype), weights);
@@ -150,11 +187,17 @@ AnalysisReport analyze_run(const std::string& dir, const AnalyzeRunOptions& o, s
     (*m)->eval();
     for (auto& p : (*m)->parameters()) p.requires_grad_(false);
   }
-  detail->set_fused_attention(false);
+  detail->set_twice_differentiable(true);
   analysis::AnalysisOptions s = o.analysis;
   s.training_iters = run.training_iters();
   DataOptions data = run.evaluation_data();
   AnalysisReport report{AnalysisReport::kSchemaVersion, weights, analysis::recall_spectral_radius(*model), {}};
+  if (text && report.recall_spectral_radius.empty()) *text += "recall: none (autonomous model)\n";
+  for (size_t b = 0; text && b < report.recall_spectral_radius.size(); ++b) {
+    char line[96];
+    std::snprintf(line, sizeof line, "recall matrix of block %zu: rho(Wx) = %.4f\n", b, report.recall_spectral_radius[b]);
+    *text += line;
+  }
   for (const std::string& name : o.splits) {
     data.set_count(name, o.count);
     const Split split = load_split(data, name);
@@ -165,8 +208,42 @@ AnalysisReport analyze_run(const std::string& dir, const AnalyzeRunOptions& o, s
                                                   });
     if (text) *text += analysis::report_text(name, report.splits[name]);
   }
-  write_report(run.file(RunDir::kAnalysis), report);
+  write_report(run.file(RunFolder::kAnalysis), report);
   return report;
+}
+
+std::string forward_file(const std::string& dir, const ForwardOptions& o) {
+  if (o.iters < 0) throw Error("--iters must be >= 0");
+  const torch::Device device = parse_device(o.device);
+  const torch::Dtype dtype = parse_dtype(o.dtype);
+  LoopedTransformer model = load_model(dir, device, dtype);
+  const auto tensors = read_tensors(o.input);
+  auto it = tensors.find("input");
+  if (it == tensors.end()) {
+    std::string names;
+    for (const auto& [n, t] : tensors) names += (names.empty() ? "" : ", ") + n;
+    throw Error(o.input + ": no tensor named 'input' (found: " + (names.empty() ? "none" : names) + ")");
+  }
+  if (!it->second.is_floating_point()) throw Error(o.input + ": tensor 'input' is not floating point");
+  model->eval();
+  torch::InferenceMode inference;
+  auto out = model->forward(it->second, o.iters);
+  write_tensors(o.output, {{"logits", out.logits}, {"state", out.state}});
+  std::ostringstream line;
+  line << "wrote " << o.output << ": logits " << out.logits.sizes() << ", state " << out.state.sizes() << " after "
+       << o.iters << " iteration(s) on " << device << " in " << dtype_name(dtype) << "\n";
+  return line.str();
+}
+
+std::string solve_run(const std::string& dir, const std::string& task, const std::string& query, int64_t iters,
+                      const std::string& weights, const std::string& device) {
+  if (iters < 1) throw Error("--iters must be >= 1");
+  LoopedTransformer model = load_model(dir, parse_device(device), torch::kFloat32, RunFolder(dir).weights(weights));
+  const std::string& have = model->config().task;
+  if (have != task)
+    throw Error(dir + ": a " + have + " model; --" + looplab::task(task).solve_option().name + " needs a " + task + " model");
+  model->eval();
+  return solve_query(*model, query, iters);
 }
 
 }  // namespace looplab

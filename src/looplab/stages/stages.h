@@ -13,15 +13,36 @@
 
 namespace looplab {
 
+// Each throws looplab::Error naming the option of a value out of range (before any work).
+
+// The accuracy curve of each split at iterations o.first..o.last (DIR/eval.json); a stopped
+// evaluation goes on from its last batch (DIR/eval.partial.json).
 EvalReport evaluate_run(const std::string& dir, const EvalRunOptions& o);
 
 // The cheaper evaluation of eval/accelerated.h (`looplab eval --early-exit/--anderson`): each
-// example stops at its convergence (fp.tolerance), at most fp.max_iters iterations, with
-// Anderson acceleration of memory fp.anderson; o's splits, count, batch, weights, device, dtype
-// and precision. Writes DIR/eval_accelerated.json.
-AcceleratedReport evaluate_run_accelerated(const std::string& dir, const EvalRunOptions& o, const FixedPointOptions& fp);
+// example stops at its convergence (o.tolerance), at most o.last iterations, with Anderson
+// acceleration of memory o.anderson. Writes DIR/eval_accelerated.json.
+AcceleratedReport evaluate_run_accelerated(const std::string& dir, const EvalRunOptions& o);
 
-// `text` (optional) receives the summary lines of each split.
+// `text` (optional) receives the summary lines: the recall matrices' spectral radii, then each
+// split's.
 AnalysisReport analyze_run(const std::string& dir, const AnalyzeRunOptions& o, std::string* text = nullptr);
+
+// `looplab forward`: the model folder run `iters` iterations on the tensor "input" [batch,
+// positions, C_in] of the safetensors file `input`, in `dtype` on `device`; writes "logits" and
+// "state" to the safetensors file `output` and returns the line saying so.
+struct ForwardOptions {
+  std::string input, output;      // --input, --output
+  int64_t iters = 30;             // --iters
+  std::string device = "cpu";     // --device
+  std::string dtype = "float32";  // --dtype
+};
+std::string forward_file(const std::string& dir, const ForwardOptions& o);
+
+// `looplab solve`: DIR's model (`weights`, on `device`) answers one query of `task` (whose solve
+// option was given; a model of another task is an Error) in `iters` iterations: the task's
+// printout of the answer and when it stopped changing.
+std::string solve_run(const std::string& dir, const std::string& task, const std::string& query, int64_t iters,
+                      const std::string& weights, const std::string& device);
 
 }  // namespace looplab

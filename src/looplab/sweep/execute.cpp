@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "looplab/io/atomic_file.h"
-#include "looplab/run/run_dir.h"
+#include "looplab/run/run_folder.h"
 #include "looplab/stages/stages.h"
 #include "looplab/runtime.h"
 #include "looplab/sweep/state.h"
@@ -22,7 +22,7 @@ namespace {
 // A folder with settings resumes (from its checkpoint, or from the start if it has none).
 void resume_or_train(const std::string& dir, const Run& run, const std::string& device, Ranks& ranks) {
   const torch::Device where = parse_device(device);
-  if (ranks.leader() ? RunDir(dir).has(RunDir::kTraining) : false)
+  if (ranks.leader() ? RunFolder(dir).has(RunFolder::kTraining) : false)
     resume(dir, 0, where, ranks);
   else
     train(dir, run.spec, where, ranks);  // the other ranks: wait for rank 0, either way
@@ -36,8 +36,8 @@ namespace {
 // the folder names, and silently finishing a run under its old settings would mix two
 // experiments in one table.
 void check_unchanged(const Sweep& sw, const Run& run, const std::string& dir) {
-  const RunDir folder(dir);
-  if (!folder.has(RunDir::kTraining)) return;
+  const RunFolder folder(dir);
+  if (!folder.has(RunFolder::kTraining)) return;
   RunSpec wanted = run.spec;
   wanted.data = with_absolute_files(wanted.data);  // as train() records them
   const auto diff = differences(folder.spec(), wanted);
@@ -55,7 +55,7 @@ ExecResult execute_run(const Sweep& sw, int64_t index, const std::string& device
     throw Error(sw.file + ": no run " + std::to_string(index) + " (the sweep has " + std::to_string(sw.runs.size()) +
                 ", 0.." + std::to_string(sw.runs.size() - 1) + ")");
   const Run& run = sw.runs[static_cast<size_t>(index)];
-  const std::string dir = sw.run_dir(run);
+  const std::string dir = sw.run_folder(run);
   // Rank 0 decides whether the run is to be worked on, and tells the other ranks.
   if (!ranks.leader()) {
     const std::string said = ranks.await("exec");
@@ -67,7 +67,7 @@ ExecResult execute_run(const Sweep& sw, int64_t index, const std::string& device
   }
   const auto lock = RunLock::try_acquire(dir);
   if (!lock) return ranks.announce("exec", "busy"), ExecResult::kBusy;
-  if (fs::exists(dir + "/" + RunDir::kSweepDone)) return ranks.announce("exec", "done"), ExecResult::kDone;
+  if (fs::exists(dir + "/" + RunFolder::kSweepDone)) return ranks.announce("exec", "done"), ExecResult::kDone;
   const auto start = std::chrono::steady_clock::now();
   std::printf("sweep %s: run %lld, %s\n", sw.name.c_str(), static_cast<long long>(index), run.name.c_str());
   std::fflush(stdout);
@@ -94,7 +94,7 @@ ExecResult execute_run(const Sweep& sw, int64_t index, const std::string& device
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   mark_done(dir, seconds);
-  fs::remove(dir + "/" + RunDir::kSweepFailed);
+  fs::remove(dir + "/" + RunFolder::kSweepFailed);
   return ExecResult::kDone;
 }
 

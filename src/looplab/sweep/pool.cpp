@@ -87,11 +87,11 @@ int64_t run_pool(const Sweep& sw, const PoolOptions& o) {
   while (next < todo.size() || !running.empty()) {
     while (next < todo.size() && static_cast<int64_t>(running.size()) < o.workers) {
       const Run& r = sw.runs[static_cast<size_t>(todo[next++])];
-      const std::string dir = sw.run_dir(r);
+      const std::string dir = sw.run_folder(r);
       make_directories(dir);
       const pid_t pid = spawn({self, "--threads", std::to_string(o.threads_per_run), "sweep", "exec", sw.file, "--index",
                                std::to_string(r.index), "--device", o.device},
-                              dir + "/" + RunDir::kSweepLog);
+                              dir + "/" + RunFolder::kSweepLog);
       running[pid] = r.index;
       started[r.index] = std::chrono::steady_clock::now();
       show("started: " + r.name);
@@ -108,7 +108,7 @@ int64_t run_pool(const Sweep& sw, const PoolOptions& o) {
     if (it == running.end()) continue;
     const Run& r = sw.runs[static_cast<size_t>(it->second)];
     running.erase(it);
-    const std::string dir = sw.run_dir(r);
+    const std::string dir = sw.run_folder(r);
     const RunStatus st = run_status(sw, r);
     if (st.state == State::kDone) {
       ++done;
@@ -118,12 +118,12 @@ int64_t run_pool(const Sweep& sw, const PoolOptions& o) {
       show("busy elsewhere: " + r.name);  // another process holds it; not ours to count
     } else {
       ++failed;
-      if (!fs::exists(dir + "/" + RunDir::kSweepFailed)) {  // killed before it could say why
+      if (!fs::exists(dir + "/" + RunFolder::kSweepFailed)) {  // killed before it could say why
         const std::string why = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
                                                     : "exited with status " + std::to_string(WEXITSTATUS(status));
         mark_failed(dir, why);
       }
-      show("FAILED: " + r.name + " (" + run_status(sw, r).error + "; log " + dir + "/" + RunDir::kSweepLog + ")");
+      show("FAILED: " + r.name + " (" + run_status(sw, r).error + "; log " + dir + "/" + RunFolder::kSweepLog + ")");
     }
   }
   return failed;

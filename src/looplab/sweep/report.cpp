@@ -9,11 +9,14 @@
 #include <tuple>
 #include <algorithm>
 
+#include "looplab/io/atomic_file.h"
 #include "looplab/io/json_file.h"
+#include "looplab/io/json_reader.h"
 #include "looplab/model/config.h"
 #include "looplab/run/reports.h"
-#include "looplab/run/run_dir.h"
+#include "looplab/run/run_folder.h"
 #include "looplab/sweep/state.h"
+#include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
 
 namespace looplab::sweep {
@@ -111,9 +114,9 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
   for (const Run& run : sw.runs) {
     const size_t g = index.at(group_key(sw, run));
     if (run_status(sw, run).state != State::kDone) continue;
-    const std::string dir = sw.run_dir(run);
-    const auto eval = read_report<EvalReport>(dir + "/" + RunDir::kEval);
-    if (eval.weights != RunDir::kWeights) {
+    const std::string dir = sw.run_folder(run);
+    const auto eval = read_report<EvalReport>(dir + "/" + RunFolder::kEval);
+    if (eval.weights != RunFolder::kWeights) {
       rep.not_final.push_back(run.name + " (" + eval.weights + ")");
       continue;
     }
@@ -133,10 +136,10 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
       add("val", curve_val[g]);
       add("hard", curve_hard[g]);
       ++curve_n[g];
-      training_iters[g] = run.spec.train.max_iters;
+      training_iters[g] = run.spec.train.training_iters;
     }
-    if (fs::exists(dir + "/" + RunDir::kAnalysis)) {
-      const auto a = read_report<AnalysisReport>(dir + "/" + RunDir::kAnalysis);
+    if (fs::exists(dir + "/" + RunFolder::kAnalysis)) {
+      const auto a = read_report<AnalysisReport>(dir + "/" + RunFolder::kAnalysis);
       if (!a.recall_spectral_radius.empty()) rho[g].push_back(a.recall_spectral_radius.front());
     }
     rep.groups[g].runs.push_back(run.name);
@@ -150,16 +153,16 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
     gr.val = stat_of(val[g]);
     gr.hard = stat_of(hard[g]);
     gr.rho = stat_of(rho[g]);
-    const std::string table6 = gr.task == "sudoku" ? "table6_sudoku_" : "";
-    if (paper.contains("table4_val")) {
-      gr.paper_val = paper_value(paper[table6.empty() ? "table4_val" : table6 + "val"], gr);
-      gr.paper_hard = paper_value(paper[table6.empty() ? "table5_hard" : table6 + "hard"], gr);
+    const TaskSpec& spec = task(gr.task).spec();
+    if (paper.contains(spec.paper_val_table)) {
+      gr.paper_val = paper_value(paper[spec.paper_val_table], gr);
+      gr.paper_hard = paper_value(paper[spec.paper_hard_table], gr);
     }
   }
   std::map<std::string, size_t> best;  // task -> its best autonomous group (by mean hard accuracy)
   for (size_t g = 0; g < rep.groups.size(); ++g) {
     const Group& gr = rep.groups[g];
-    if (gr.recall != "none" || curve_n[g] == 0) continue;
+    if (parse_recall(gr.recall) != Recall::kNone || curve_n[g] == 0) continue;
     const auto it = best.find(gr.task);
     if (it == best.end() || gr.hard.mean > rep.groups[it->second].hard.mean) best[gr.task] = g;
   }
@@ -167,7 +170,9 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
     rep.figure3.push_back({task, rep.groups[g].key, training_iters[g], curve_val[g], curve_hard[g]});
   for (size_t g = 0; g < rep.groups.size(); ++g) {
     const Group& gr = rep.groups[g];
-    if ((gr.recall == "external" || gr.recall == "internal") && (gr.norm == "pre" || gr.norm == "peri") && gr.rho.n)
+    const Recall recall = parse_recall(gr.recall);
+    const Norm norm = parse_norm(gr.norm);
+    if ((recall == Recall::kExternal || recall == Recall::kInternal) && (norm == Norm::kPre || norm == Norm::kPeri) && gr.rho.n)
       rep.figure6.push_back({gr.task, gr.recall, gr.norm, gr.lr, gr.rho});
   }
   std::sort(rep.figure6.begin(), rep.figure6.end(), [](const Figure6Point& a, const Figure6Point& b) {
@@ -304,9 +309,31 @@ nlohmann::json to_json(const Report& r) {
                        {"hard", c.hard}});
   for (const Figure6Point& p : r.figure6)
     figure6.push_back({{"task", p.task}, {"recall", p.recall}, {"norm", p.norm}, {"lr", p.lr}, {"rho", stat(p.rho)}});
-  return {{"schema_version", 1}, {"sweep", r.sweep},   {"file", r.file},      {"eval_iters", r.eval_iters},
-          {"weights", RunDir::kWeights}, {"not_final", r.not_final},
+  return {{"schema_version", kReportSchemaVersion}, {"sweep", r.sweep},   {"file", r.file},      {"eval_iters", r.eval_iters},
+          {"weights", RunFolder::kWeights}, {"not_final", r.not_final},
           {"groups", groups},    {"figure3", figure3}, {"figure6", figure6}};
+}
+
+nlohmann::json read_report_json(const std::string& path, const std::string& shown_as) {
+  using namespace json_reader;
+  const std::string source = shown_as.empty() ? path : shown_as;
+  return read_typed<nlohmann::json>(parse_json(read_file(path), source), source, [](const nlohmann::json& j) {
+    read_schema_version(j, kReportSchemaVersion);
+    nested("groups", [&] {
+      if (!at(j, "groups").is_array()) throw KeyError("", "expected a list, got " + shown(j["groups"]));
+    });
+    return j;
+  });
+}
+
+std::string write_report(const Sweep& sw, const std::string& paper_tables) {
+  const Report r = make_report(sw, paper_tables);
+  const std::string markdown = to_markdown(r);
+  make_directories(sw.out);
+  write_file_atomic(sw.out + "/report.csv", to_csv(r));
+  write_file_atomic(sw.out + "/" + kReportFile, to_json(r).dump(2) + "\n");
+  write_file_atomic(sw.out + "/report.md", markdown);
+  return markdown;
 }
 
 }  // namespace looplab::sweep

@@ -17,6 +17,7 @@ namespace looplab::sweep {
 
 // A sweep's report, in the sweep's folder beside its runs' folders.
 inline constexpr const char* kReportFile = "report.json";
+inline constexpr int kReportSchemaVersion = 1;  // of report.json
 
 struct Stat {
   int64_t n = 0;
@@ -70,5 +71,14 @@ Report make_report(const Sweep& sw, const std::string& paper_tables);
 std::string to_markdown(const Report& r);
 std::string to_csv(const Report& r);
 nlohmann::json to_json(const Report& r);
+
+// A report.json read back (the web lab's sweeps page): its schema version at most this
+// looplab's and its groups a list, else a looplab::Error naming the file (as `shown_as`, default
+// the path) and key.
+nlohmann::json read_report_json(const std::string& path, const std::string& shown_as = "");
+
+// `looplab sweep report`: make_report, written (atomically) to OUT/report.md, report.csv and
+// report.json (kReportFile). Returns the Markdown.
+std::string write_report(const Sweep& sw, const std::string& paper_tables);
 
 }  // namespace looplab::sweep

@@ -58,6 +58,8 @@ std::string array_indices(const std::vector<int64_t>& v) {
 }
 
 std::string array_script(const Sweep& sw, const SubmitOptions& o, const std::vector<int64_t>& indices) {
+  if (o.threads_per_run < 1 || o.max_parallel < 0 || o.ranks_per_run < 1)
+    throw Error("sweep submit: --threads-per-run and --ranks-per-run must be >= 1 and --max-parallel >= 0");
   const std::string self = o.self.empty() ? fs::read_symlink("/proc/self/exe").string() : o.self;
   const std::string file = fs::absolute(sw.file).lexically_normal().string();
   const std::string logs = fs::absolute(sw.out).lexically_normal().string() + "/slurm";
@@ -78,15 +80,20 @@ std::string array_script(const Sweep& sw, const SubmitOptions& o, const std::vec
   return s;
 }
 
-std::string submit(const Sweep& sw, const SubmitOptions& o) {
+std::string array_script(const Sweep& sw, const SubmitOptions& o) {
   const std::vector<int64_t> todo = runs_not_done(sw);
   if (todo.empty()) throw Error("sweep " + sw.name + ": every run is done, nothing to submit");
+  return array_script(sw, o, todo);
+}
+
+std::string submit(const Sweep& sw, const SubmitOptions& o) {
+  const std::string text = array_script(sw, o);
   const std::string dir = sw.out + "/slurm";
   make_directories(dir);
   int64_t n = 0;
   while (fs::exists(dir + "/submit-" + std::to_string(n) + ".sh")) ++n;
   const std::string script = dir + "/submit-" + std::to_string(n) + ".sh";
-  write_file_atomic(script, array_script(sw, o, todo));
+  write_file_atomic(script, text);
   std::string out;
   if (capture("sbatch --parsable " + quote(script), out) != 0)
     throw Error("sweep submit: sbatch failed: " + out.substr(0, out.find('\n')));
@@ -120,6 +127,24 @@ std::vector<std::pair<int64_t, std::string>> slurm_states(const Sweep& sw) {
     }
   }
   return {states.begin(), states.end()};
+}
+
+std::string status_text(const Sweep& sw) {
+  std::map<int64_t, std::string> slurm;
+  for (const auto& [index, state] : slurm_states(sw)) slurm[index] = state;
+  char line[1024];
+  std::snprintf(line, sizeof line, "sweep %s: %zu runs in %s\n%5s  %-8s %-9s %-12s %s\n", sw.name.c_str(),
+                sw.runs.size(), sw.out.c_str(), "index", "state", "epochs", "slurm", "run");
+  std::string out = line;
+  for (const Run& r : sw.runs) {
+    const RunStatus st = run_status(sw, r);
+    const auto it = slurm.find(r.index);
+    const std::string epochs = std::to_string(st.epochs_done) + "/" + std::to_string(r.spec.train.epochs);
+    std::snprintf(line, sizeof line, "%5lld  %-8s %-9s %-12s ", static_cast<long long>(r.index),
+                  state_name(st.state), epochs.c_str(), it == slurm.end() ? "-" : it->second.c_str());
+    out += line + r.name + "\n";
+  }
+  return out;
 }
 
 }  // namespace looplab::sweep

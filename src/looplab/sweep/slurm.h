@@ -24,8 +24,11 @@ struct SubmitOptions {
 // The runs not done yet as SLURM's array syntax ("0-3,5,7-9"); "" when every run is done.
 std::string array_indices(const std::vector<int64_t>& indices);
 
-// The script for the runs not done yet.
+// The script for the runs `indices`. Throws looplab::Error when threads_per_run or
+// ranks_per_run is below 1 or max_parallel below 0.
 std::string array_script(const Sweep& sw, const SubmitOptions& o, const std::vector<int64_t>& indices);
+// The script for the runs not done yet (`sweep submit --dry-run`); throws when every run is done.
+std::string array_script(const Sweep& sw, const SubmitOptions& o);
 
 // Writes OUT/slurm/submit-N.sh, submits it and appends the job id to OUT/slurm/jobs.txt.
 // Returns the job id. Throws looplab::Error with sbatch's message when it fails.
@@ -34,5 +37,8 @@ std::string submit(const Sweep& sw, const SubmitOptions& o);
 // SLURM's state of each array task of the recorded jobs, by run index ("PENDING", "RUNNING",
 // "COMPLETED", ...; the newest job wins); runs SLURM does not list are absent.
 std::vector<std::pair<int64_t, std::string>> slurm_states(const Sweep& sw);
+
+// `looplab sweep status`: plan_text's columns (state.h) with SLURM's state of each run.
+std::string status_text(const Sweep& sw);
 
 }  // namespace looplab::sweep

@@ -8,16 +8,16 @@
 #include <string>
 #include <vector>
 
-#include "looplab/run/run_dir.h"
+#include "looplab/run/run_folder.h"
 #include "looplab/sweep/sweep_file.h"
 
 namespace looplab::sweep {
 
-// A run's files (run/run_dir.h names them):
-//   RunDir::kSweepDone    written last, after eval and analysis: {"schema_version", "seconds"};
-//   RunDir::kSweepFailed  {"schema_version", "error"} of the last attempt;
-//   RunDir::kSweepLock    flock'd by the process running it;
-//   RunDir::kSweepLog     the run's output, appended per attempt.
+// A run's files (run/run_folder.h names them):
+//   RunFolder::kSweepDone    written last, after eval and analysis: {"schema_version", "seconds"};
+//   RunFolder::kSweepFailed  {"schema_version", "error"} of the last attempt;
+//   RunFolder::kSweepLock    flock'd by the process running it;
+//   RunFolder::kSweepLog     the run's output, appended per attempt.
 // The done and failed files, written atomically.
 void mark_done(const std::string& dir, double seconds);
 void mark_failed(const std::string& dir, const std::string& error);
@@ -33,6 +33,10 @@ struct RunStatus {
 RunStatus run_status(const Sweep& sw, const Run& run);
 // The indices of the runs not done (what a pool or a SLURM array has left to run).
 std::vector<int64_t> runs_not_done(const Sweep& sw);
+
+// `looplab sweep plan`: a line per run (index, state, epochs done of planned, folder name, any
+// recorded error) between a heading and the counts of each state.
+std::string plan_text(const Sweep& sw);
 
 // An exclusive lock on a run folder's lock file, released when this object goes or the
 // process dies (flock), so a kill -9 never leaves a run marked as running.

@@ -42,7 +42,7 @@ struct Sweep {
   AnalyzeRunOptions analyze;  // [analyze]: splits, count, detail, iters, tolerance
   bool analyze_enabled = true;
 
-  std::string run_dir(const Run& r) const { return out + "/" + r.name; }
+  std::string run_folder(const Run& r) const { return out + "/" + r.name; }
 };
 
 // Throws looplab::Error "FILE:LINE: key 'K': ..." for a malformed file, an unknown key or

@@ -1,5 +1,7 @@
 #include "looplab/tasks/task.h"
 
+#include "looplab/io/json_reader.h"
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -52,24 +54,26 @@ nlohmann::json to_json(const DataOptions& s) {
 }
 
 DataOptions data_options_from_json(const nlohmann::json& j, const std::string& source) {
-  DataOptions s;
-  try {
-    s.task = j.at("task").get<std::string>();
-    s.train_count = j.at("train_count").get<int64_t>();
-    s.val_count = j.at("val_count").get<int64_t>();
-    s.hard_count = j.at("hard_count").get<int64_t>();
-    s.train_bits = j.at("train_bits").get<int64_t>();
-    s.hard_bits = j.at("hard_bits").get<int64_t>();
-    s.seed = j.at("seed").get<uint64_t>();
-    s.train_file = j.value("train_file", "");
-    s.val_file = j.value("val_file", "");
-    s.hard_file = j.value("hard_file", "");
-    s.data_file = j.value("data_file", "");
-    s.skip_bad = j.value("skip_bad", false);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(source + ": data settings: " + e.what());
-  }
-  return s;
+  using namespace json_reader;
+  return read_typed<DataOptions>(j, source, [](const nlohmann::json& j) {
+    DataOptions s;
+    nested("data", [&] {
+      need_object(j);
+      get(j, "task", s.task);
+      get(j, "train_count", s.train_count);
+      get(j, "val_count", s.val_count);
+      get(j, "hard_count", s.hard_count);
+      get(j, "train_bits", s.train_bits);
+      get(j, "hard_bits", s.hard_bits);
+      get(j, "seed", s.seed);
+      get_optional(j, "train_file", s.train_file);
+      get_optional(j, "val_file", s.val_file);
+      get_optional(j, "hard_file", s.hard_file);
+      get_optional(j, "data_file", s.data_file);
+      get_optional(j, "skip_bad", s.skip_bad);
+    });
+    return s;
+  });
 }
 
 void Examples::resize(int64_t n, int64_t p, int64_t c) {

@@ -34,6 +34,12 @@ struct TaskSpec {
   int64_t out_channels;
   bool neighbourhood_attention;        // neighbourhood attention, or full attention
   Decoding decoding;
+  // How a model folder of config.json version 1 (looplab before 2026-12-03) loads now that the
+  // inputs follow the released code: unchanged; shifted by -0.5 (bit - 0.5), which folds into the
+  // projection's bias; or moved (another grid layout), which cannot be carried over.
+  enum class Version1Inputs { kSame, kShiftedByHalf, kMoved } version1_inputs = Version1Inputs::kSame;
+  // The keys of the paper's tables of this task in tables.json (val, hard).
+  std::string paper_val_table = "table4_val", paper_hard_table = "table5_hard";
 };
 
 // What data a run trains and is evaluated on (training.json's "data"). Counts and files are
@@ -110,7 +116,7 @@ struct SolveOption {
 struct Demo {
   std::string title;  // first lines printed
   struct Contender {
-    std::string label, folder;  // folder: under the demo's models directory
+    std::string label, folder;  // folder: under the demo's models folder
   };
   std::vector<Contender> contenders;  // two
   std::string val_label, hard_label;  // table columns, e.g. "val 32-bit"

@@ -11,13 +11,13 @@
 #include <sstream>
 
 #include "looplab/eval/evaluate.h"
-#include "looplab/run/run_dir.h"
+#include "looplab/run/run_folder.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/util/progress.h"
 #include "looplab/util/system.h"
 #include "looplab/io/atomic_file.h"
 #include "looplab/io/tensor_io.h"
-#include "looplab/run/model_dir.h"
+#include "looplab/run/model_folder.h"
 #include "looplab/runtime.h"
 #include "looplab/train/adamw.h"
 #include "looplab/train/progressive_loss.h"
@@ -50,7 +50,7 @@ void save_checkpoint(const std::string& dir, LoopedTransformerImpl& model, const
   std::map<std::string, torch::Tensor> tensors;
   for (const auto& item : model.named_parameters()) tensors["model." + item.key()] = item.value();
   for (const auto& [name, t] : optimizer.state()) tensors["adamw." + name] = t;
-  write_tensors(RunDir(dir).file(RunDir::kCheckpoint), tensors,
+  write_tensors(RunFolder(dir).file(RunFolder::kCheckpoint), tensors,
                 {{"epochs_done", std::to_string(c.epochs_done)},
                  {"rng", c.rng_state},
                  {"best_val", json(c.best_val).dump()},
@@ -59,7 +59,7 @@ void save_checkpoint(const std::string& dir, LoopedTransformerImpl& model, const
 }
 
 Checkpoint load_checkpoint(const std::string& dir, LoopedTransformerImpl& model, AdamW& optimizer) {
-  const std::string path = RunDir(dir).file(RunDir::kCheckpoint);
+  const std::string path = RunFolder(dir).file(RunFolder::kCheckpoint);
   std::map<std::string, std::string> meta;
   const TensorMap records = read_safetensors(path, &meta);
   std::map<std::string, torch::Tensor> weights, state;
@@ -95,10 +95,10 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
   if (spec.train.recompute) configure_allocator(AllocatorPolicy::kFootprint);
   const TrainOptions& o = spec.train;
   const bool fixed = spec.model.recall == Recall::kFixed;
-  const int64_t T = fixed ? 1 : o.max_iters;  // the fixed baseline trains with one pass
+  const int64_t T = fixed ? 1 : o.training_iters;  // the fixed baseline trains with one pass
   const Split train_split = load_split(spec.data, "train");
   const Split val_split = load_split(spec.data, "val");
-  const RunDir run(dir);
+  const RunFolder run(dir);
   // A killed run may have written one more line than its checkpoint holds: that epoch is redone.
   std::vector<EpochMetrics> metrics;
   for (const EpochMetrics& m : run.metrics())
@@ -162,7 +162,7 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
       loss = sums[0];
       if (!std::isfinite(loss))
         throw Error("training diverged: non-finite loss in epoch " + std::to_string(epoch) + ", batch " +
-                    std::to_string(b) + " (the run directory keeps the last good epoch)");
+                    std::to_string(b) + " (the run folder keeps the last good epoch)");
       torch::nn::utils::clip_grad_norm_(params, o.clip);
       optimizer.step(lr);
       loss_sum += loss;
@@ -192,14 +192,14 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
       state.best_val = val;
       state.best_val_position = val_accuracy.per_position;
       state.best_epoch = epoch;
-      if (leader) save_model(dir, model, RunDir::kBest);
+      if (leader) save_model(dir, model, RunFolder::kBest);
     }
     EpochMetrics line;
     line.epoch = epoch;
     line.lr = lr;
     line.loss = loss_sum / batches;
-    line.train_accuracy = static_cast<double>(right) / n_examples;
-    line.val_accuracy = val;
+    line.train_exact = static_cast<double>(right) / n_examples;
+    line.val_exact = val;
     line.val_per_position = val_accuracy.per_position;
     line.val_iters = T;
     line.seconds = seconds;
@@ -208,7 +208,7 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
     state.epochs_done = epoch + 1;
     state.rng_state = rng.state();
     if (!leader) continue;
-    write_metrics(run.file(RunDir::kMetrics), metrics);
+    write_metrics(run.file(RunFolder::kMetrics), metrics);
     save_model(dir, model);
     save_checkpoint(dir, model, optimizer, state);
     std::printf(
@@ -219,7 +219,7 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
     std::fflush(stdout);
   }
   if (leader)
-    std::printf("best val %.1f%% at epoch %lld; run directory %s\n", 100.0 * state.best_val,
+    std::printf("best val %.1f%% at epoch %lld; run folder %s\n", 100.0 * state.best_val,
                 static_cast<long long>(state.best_epoch + 1), dir.c_str());
 }
 
@@ -263,12 +263,12 @@ void start(const std::string& dir, torch::Device device, Ranks& ranks, const std
       ranks.announce("start", std::string("error: ") + e.what());
       throw;
     }
-    from_checkpoint = RunDir(dir).has(RunDir::kCheckpoint);
+    from_checkpoint = RunFolder(dir).has(RunFolder::kCheckpoint);
     ranks.announce("start", from_checkpoint ? "checkpoint" : "new");
   } else {
     const std::string said = ranks.await("start");
     if (said.rfind("error: ", 0) == 0) throw Error("rank 0 could not start the run: " + said.substr(7));
-    spec = RunDir(dir).spec();
+    spec = RunFolder(dir).spec();
     from_checkpoint = said == "checkpoint";
   }
   try {
@@ -292,10 +292,10 @@ void train(const std::string& dir, const RunSpec& given, torch::Device device, R
       spec.train.precision = "float32";
       std::printf("precision float32: the paper preset's bf16-mixed needs a CUDA device or a CPU with AVX512-BF16\n");
     }
-    const RunDir run(dir);
-    if (run.has(RunDir::kCheckpoint)) throw Error(dir + ": already holds a run (resume it to continue it)");
+    const RunFolder run(dir);
+    if (run.has(RunFolder::kCheckpoint)) throw Error(dir + ": already holds a run (resume it to continue it)");
     // Files named on the command line are relative to where it ran; training.json keeps them
-    // absolute, and files inside the run directory relative to it.
+    // absolute, and files inside the run folder relative to it.
     spec.data = with_absolute_files(spec.data);
     // The folder appears whole: a new one is made under a temporary name beside it (its data
     // pool, config.json, training.json) and renamed into place, so that after a kill at any
@@ -320,8 +320,8 @@ void train(const std::string& dir, const RunSpec& given, torch::Device device, R
       }
     }
     task(spec.data.task).prepare(spec.data, building, torch::get_num_threads());
-    const RunDir made(building);
-    write_file_atomic(made.file(RunDir::kConfig), to_json(spec.model).dump(2) + "\n");
+    const RunFolder made(building);
+    write_file_atomic(made.file(RunFolder::kConfig), to_json(spec.model).dump(2) + "\n");
     made.write_spec(spec);
     if (fresh) {
       std::error_code ec;
@@ -335,20 +335,20 @@ void train(const std::string& dir, const RunSpec& given, torch::Device device, R
 
 void resume(const std::string& dir, int64_t epochs, torch::Device device, Ranks& ranks) {
   start(dir, device, ranks, [&] {
-    const RunDir run(dir);
-    if (!run.has(RunDir::kTraining))
-      throw Error(dir + ": no run to resume (no " + RunDir::kTraining + "): start one with `looplab train ... --out " + dir +
+    const RunFolder run(dir);
+    if (!run.has(RunFolder::kTraining))
+      throw Error(dir + ": no run to resume (no " + RunFolder::kTraining + "): start one with `looplab train ... --out " + dir +
                   "`");
     RunSpec spec = run.spec();
     if (spec.schema_version < 2)
-      throw Error(run.file(RunDir::kTraining) + ": schema_version " + std::to_string(spec.schema_version) +
+      throw Error(run.file(RunFolder::kTraining) + ": schema_version " + std::to_string(spec.schema_version) +
                   ": a run of looplab's recipe before 2026-12-03 (a warm-up rising past epoch 9, weight decay on every "
                   "parameter, prefix sums fed as the bit), which this looplab no longer trains; it can still be "
                   "evaluated and analyzed, or trained again from the start in a new folder");
     try {
       check(spec);
     } catch (const OptionError& e) {  // a bad value in the file, not on the command line
-      throw Error(run.file(RunDir::kTraining) + ": training option " + e.what());
+      throw Error(run.file(RunFolder::kTraining) + ": training option " + e.what());
     }
     if (epochs > 0 && epochs != spec.train.epochs) {
       spec.train.epochs = epochs;

@@ -1,5 +1,5 @@
 // The training loop of the paper (SPEC section 2): AdamW, per-epoch warm-up and cool-down,
-// gradient clipping, the progressive loss with its n/k draws, a run folder (run/run_dir.h) that
+// gradient clipping, the progressive loss with its n/k draws, a run folder (run/run_folder.h) that
 // can be resumed after a stop or a kill: config.json, training.json, model.safetensors (latest),
 // best.safetensors, checkpoint.safetensors (weights, AdamW state, epochs done, random state: one
 // atomic file) and metrics.jsonl (one line per epoch).

@@ -22,6 +22,13 @@ class OptionError : public Error {
       : Error(option + rest), option_(option), rest_(rest) {}
   const std::string& option() const { return option_; }
   const std::string& rest() const { return rest_; }
+  // The message with the option as its command-line flag: "--training-iters must be >= 1".
+  std::string as_flag() const {
+    std::string flag = "--" + option_;
+    for (char& c : flag)
+      if (c == '_') c = '-';
+    return flag + rest_;
+  }
 
  private:
   std::string option_, rest_;

@@ -15,11 +15,17 @@
 
 namespace looplab {
 
-// {"a", "b", "c"} -> "a, b or c" (`last` between the last two).
-inline std::string join_names(const std::vector<std::string>& names, const std::string& last = " or ") {
+// {"a", "b", "c"} -> "a, b, c"; with `last`, "a, b" + last + "c".
+inline std::string join(const std::vector<std::string>& items, const std::string& sep = ", ",
+                        const std::string& last = "") {
   std::string out;
-  for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? last : ", ") + names[i];
+  for (size_t i = 0; i < items.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == items.size() && !last.empty() ? last : sep) + items[i];
   return out;
+}
+// {"a", "b", "c"} -> "a, b or c": names in a help text or a message.
+inline std::string join_names(const std::vector<std::string>& names, const std::string& last = " or ") {
+  return join(names, ", ", last);
 }
 
 inline std::vector<std::string> split_list(const std::string& s) {
@@ -63,12 +69,6 @@ inline std::pair<int64_t, int64_t> parse_range(const std::string& s, const std::
   if (!ok || lo < 1 || hi < lo)
     throw OptionError(option, " '" + s + "': expected FIRST:LAST with 1 <= FIRST <= LAST, e.g. 1:500");
   return {lo, hi};
-}
-
-inline std::string join(const std::vector<std::string>& items, const std::string& sep = ", ") {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
-  return out;
 }
 
 }  // namespace looplab

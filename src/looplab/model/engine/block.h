@@ -57,19 +57,30 @@ struct Saved {
   torch::Tensor hidden;          // [N, 4d] GELU of it, fc2's input
 };
 
-// Every piece of a Saved by name (the autograd context stores them by these keys).
-inline std::vector<std::pair<std::string, torch::Tensor*>> pieces(Saved& s) {
-  std::vector<std::pair<std::string, torch::Tensor*>> all = {
-      {"x", &s.x},           {"qkv_projected", &s.qkv_projected}, {"qkv", &s.qkv},
-      {"probs", &s.probs},   {"mixed", &s.mixed},                 {"hidden_pre", &s.hidden_pre},
-      {"hidden", &s.hidden}};
-  for (auto [prefix, sub] : {std::make_pair("attention.", &s.attention), std::make_pair("mlp.", &s.mlp)})
-    for (auto [name, member] : {std::make_pair("residual", &SublayerSaved::residual),
-                                std::make_pair("normed", &SublayerSaved::normed),
-                                std::make_pair("input", &SublayerSaved::input),
-                                std::make_pair("output", &SublayerSaved::output),
-                                std::make_pair("sum", &SublayerSaved::sum)})
-      all.emplace_back(std::string(prefix) + name, &(sub->*member));
+// Every piece of a Saved by name (the autograd context stores them by these keys): one table,
+// made once, of how to reach each piece from a Saved.
+struct SavedPiece {
+  std::string name;
+  torch::Tensor Saved::*member = nullptr;        // a piece of Saved itself, or
+  SublayerSaved Saved::*sublayer = nullptr;      // a piece of one of its sublayers
+  torch::Tensor SublayerSaved::*sub_member = nullptr;
+  torch::Tensor& of(Saved& s) const { return sublayer ? (s.*sublayer).*sub_member : s.*member; }
+};
+inline const std::vector<SavedPiece>& saved_pieces() {
+  static const std::vector<SavedPiece> all = [] {
+    std::vector<SavedPiece> v = {{"x", &Saved::x},         {"qkv_projected", &Saved::qkv_projected},
+                                 {"qkv", &Saved::qkv},     {"probs", &Saved::probs},
+                                 {"mixed", &Saved::mixed}, {"hidden_pre", &Saved::hidden_pre},
+                                 {"hidden", &Saved::hidden}};
+    for (auto [prefix, sub] : {std::make_pair("attention.", &Saved::attention), std::make_pair("mlp.", &Saved::mlp)})
+      for (auto [name, member] : {std::make_pair("residual", &SublayerSaved::residual),
+                                  std::make_pair("normed", &SublayerSaved::normed),
+                                  std::make_pair("input", &SublayerSaved::input),
+                                  std::make_pair("output", &SublayerSaved::output),
+                                  std::make_pair("sum", &SublayerSaved::sum)})
+        v.push_back({std::string(prefix) + name, nullptr, sub, member});
+    return v;
+  }();
   return all;
 }
 

@@ -104,15 +104,17 @@ EngineChoice engine_for(const ModelConfig& c, const std::string& device, const s
 }
 
 bool fused_block_applies(const BlockImpl& block, const torch::Tensor& x, const Positions& p) {
+  // The call itself first (no strings on this path, run once per block call): a batch of
+  // sequences, every tensor of the state's dtype, and the plain formula not asked for (the
+  // analysis asks for it together with a PlainEngine scope, looped_transformer.h).
+  const auto t = x.scalar_type();
+  if (x.dim() != 3 || block.attn->twice_differentiable || block.attn->qkv->weight.scalar_type() != t ||
+      p.cos.scalar_type() != t || (t != torch::kFloat32 && t != torch::kFloat64))
+    return false;
   const BlockKind kind{block.recall_kind, block.norm_kind, x.dim() == 3 ? x.size(2) : 0, block.attn->heads,
                        p.keys.defined() ? p.keys.size(1) : -1, x.device().is_cpu(), dtype_name(x.scalar_type()),
                        autocast_enabled(c10::DeviceType::CPU)};
-  // And the call itself: a batch of sequences, every tensor of the state's dtype, and the
-  // attention's own fused kernels not turned off (the analysis turns them off together with a
-  // PlainEngine scope, looped_transformer.h).
-  const auto t = x.scalar_type();
-  return declines(kind).empty() && x.dim() == 3 && block.attn->fused && block.attn->qkv->weight.scalar_type() == t &&
-         p.cos.scalar_type() == t;
+  return declines(kind).empty();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -160,8 +162,8 @@ struct FusedBlockFunction : torch::autograd::Function<FusedBlockFunction> {
     ctx->saved_data["cos"] = p->cos;
     ctx->saved_data["sin"] = p->sin;
     ctx->saved_data["keys"] = p->keys;
-    for (const auto& [name, piece] : pieces(saved))
-      if (piece->defined()) ctx->saved_data[name] = *piece;
+    for (const SavedPiece& piece : saved_pieces())
+      if (piece.of(saved).defined()) ctx->saved_data[piece.name] = piece.of(saved);
     return out;
   }
 
@@ -177,9 +179,9 @@ struct FusedBlockFunction : torch::autograd::Function<FusedBlockFunction> {
     Slots slots;
     for (size_t i = 0; i < present.size(); ++i) slots[present[i]] = inputs[i];
     Saved saved;
-    for (const auto& [name, piece] : pieces(saved)) {
-      auto it = ctx->saved_data.find(name);
-      if (it != ctx->saved_data.end()) *piece = it->second.toTensor();
+    for (const SavedPiece& piece : saved_pieces()) {
+      auto it = ctx->saved_data.find(piece.name);
+      if (it != ctx->saved_data.end()) piece.of(saved) = it->second.toTensor();
     }
     Positions p;
     p.cos = ctx->saved_data["cos"].toTensor();

@@ -56,8 +56,8 @@ struct Head {
 
 Head head_of(const LoopedTransformerImpl& model) {
   const torch::nn::SequentialImpl& h = *model.head;
-  const auto* first = h.ptr(1)->as<FusedLinearImpl>();
-  const auto* second = h.ptr(3)->as<FusedLinearImpl>();
+  const auto* first = h.ptr(1)->as<AtenLinearImpl>();
+  const auto* second = h.ptr(3)->as<AtenLinearImpl>();
   return {h.ptr(0)->as<RMSNormImpl>()->weight.contiguous(), first->weight.contiguous(), first->bias.contiguous(),
           second->weight.contiguous(), second->bias.contiguous()};
 }
@@ -156,7 +156,7 @@ ReadoutCounts fused_readout(const LoopedTransformerImpl& model, const torch::Ten
   ReadoutCounts c;
   for (int64_t b = 0; b < B; ++b) {
     c.exact += exact[b];
-    c.positions += right[b];
+    c.positions_right += right[b];
     c.unchanged += unchanged[b];
     c.step += step[b];
   }

@@ -22,7 +22,7 @@ class LoopedTransformerImpl;
 // Counts over the examples of a batch after one iteration.
 struct ReadoutCounts {
   int64_t exact = 0;      // examples with every position right
-  int64_t positions = 0;  // positions right
+  int64_t positions_right = 0;
   int64_t unchanged = 0;  // examples whose answer equals the previous one
   double step = 0;        // the sum over examples of the relative step
 };

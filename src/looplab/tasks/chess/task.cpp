@@ -54,7 +54,7 @@ chess::Board parse(const std::string& fen) {
 class Chess : public Task {
  public:
   const TaskSpec& spec() const override {
-    static const TaskSpec s{"chess", {8, 8}, 12, 2, false, Decoding::kTopTwoMove};
+    static const TaskSpec s{"chess", {8, 8}, 12, 2, false, Decoding::kTopTwoMove, TaskSpec::Version1Inputs::kMoved};
     return s;
   }
 

@@ -31,7 +31,7 @@ class PrefixSums : public Task {
  public:
   const TaskSpec& spec() const override {
     // Trains on 32 bits and is tested on 512: its grid length follows the input.
-    static const TaskSpec s{"prefix-sums", {32}, 1, 2, true, Decoding::kArgmax};
+    static const TaskSpec s{"prefix-sums", {32}, 1, 2, true, Decoding::kArgmax, TaskSpec::Version1Inputs::kShiftedByHalf};
     return s;
   }
 

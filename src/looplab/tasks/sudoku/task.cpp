@@ -106,7 +106,8 @@ void solve_file(const std::string& file, bool skip_bad, bool pretty) {
 class Sudoku : public Task {
  public:
   const TaskSpec& spec() const override {
-    static const TaskSpec s{"sudoku", {9, 9}, 10, 10, false, Decoding::kArgmax};
+    static const TaskSpec s{"sudoku", {9, 9}, 10, 10, false, Decoding::kArgmax, TaskSpec::Version1Inputs::kSame,
+                            "table6_sudoku_val", "table6_sudoku_hard"};
     return s;
   }
 

@@ -1,6 +1,7 @@
-#include "looplab/run/run_dir.h"
+#include "looplab/run/run_folder.h"
 
 #include "looplab/io/json_file.h"
+#include "looplab/io/json_reader.h"
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -13,14 +14,14 @@ namespace looplab {
 
 using json = nlohmann::json;
 
-std::string RunDir::file(const std::string& name) const { return path_ + "/" + name; }
+std::string RunFolder::file(const std::string& name) const { return path_ + "/" + name; }
 
-bool RunDir::has(const std::string& name) const {
+bool RunFolder::has(const std::string& name) const {
   std::error_code ec;
   return std::filesystem::is_regular_file(file(name), ec);
 }
 
-std::string RunDir::weights(const std::string& which) const {
+std::string RunFolder::weights(const std::string& which) const {
   if (which != "best" && which != "final" && which != "latest")
     throw OptionError("weights", " '" + which + "': expected final or best");
   if (which == "best") return has(kBest) ? kBest : kWeights;
@@ -29,48 +30,40 @@ std::string RunDir::weights(const std::string& which) const {
   return kWeights;
 }
 
-ModelConfig RunDir::config() const { return config_from_json(read_json_file(file(kConfig)), file(kConfig)); }
+ModelConfig RunFolder::config() const { return config_from_json(read_json_file(file(kConfig)), file(kConfig)); }
 
-RunSpec RunDir::spec() const {
+RunSpec RunFolder::spec() const {
   RunSpec s;
   s.model = config();
   const std::string path = file(kTraining);
   const json j = read_json_file(path);
-  if (!j.is_object() || !j.contains("train") || !j.contains("data"))
-    throw Error(path + ": expected the keys 'train' and 'data'");
   // schema_version: absent in files from before versions (version 1).
-  if (j.contains("schema_version")) {
-    const json& v = j["schema_version"];
-    if (!v.is_number_integer() || v.get<int64_t>() < 1)
-      throw Error(path + ": key 'schema_version': expected a positive integer, got " + v.dump());
-    if (v.get<int64_t>() > kTrainingSchemaVersion)
-      throw Error(path + ": schema_version " + v.dump() + " is newer than this looplab reads (" +
-                  std::to_string(kTrainingSchemaVersion) + ")");
-    s.schema_version = static_cast<int>(v.get<int64_t>());
-  } else {
-    s.schema_version = 1;
-  }
+  s.schema_version = json_reader::read_typed<int>(j, path, [](const json& j) {
+    if (!j.is_object() || !j.contains("train") || !j.contains("data"))
+      throw json_reader::KeyError("", "expected the keys 'train' and 'data'");
+    return json_reader::read_schema_version(j, kTrainingSchemaVersion);
+  });
   s.train = train_options_from_json(j["train"], path);
   s.data = data_options_from_json(j["data"], path);
   s.data.base_dir = path_;
   return s;
 }
 
-void RunDir::write_spec(const RunSpec& spec) const {
+void RunFolder::write_spec(const RunSpec& spec) const {
   const json j = {{"schema_version", kTrainingSchemaVersion}, {"train", to_json(spec.train)}, {"data", to_json(spec.data)}};
   write_file_atomic(file(kTraining), j.dump(2) + "\n");
 }
 
-DataOptions RunDir::evaluation_data() const {
+DataOptions RunFolder::evaluation_data() const {
   if (is_training_run()) return spec().data;
   DataOptions d = task(config().task).default_data();
   d.base_dir = path_;
   return d;
 }
 
-int64_t RunDir::training_iters() const { return is_training_run() ? spec().train.max_iters : 30; }
+int64_t RunFolder::training_iters() const { return is_training_run() ? spec().train.training_iters : 30; }
 
-std::vector<EpochMetrics> RunDir::metrics() const {
+std::vector<EpochMetrics> RunFolder::metrics() const {
   if (!has(kMetrics)) return {};
   return read_metrics(file(kMetrics));
 }

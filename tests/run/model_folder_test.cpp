@@ -1,5 +1,5 @@
 // Model directories: bit-exact round trip and strict, clear errors.
-#include "looplab/run/model_dir.h"
+#include "looplab/run/model_folder.h"
 
 #include <gtest/gtest.h>
 
@@ -85,19 +85,19 @@ TEST_F(ModelDirTest, VersionOneFoldersConvertOrRefuse) {
   j.erase("schema_version");
   j["version"] = 1;
   write_file_atomic(chess_dir + "/config.json", j.dump());
-  EXPECT_NE(error_of([&] { load_model(chess_dir); }).find("config.json: field 'version': 1: a chess model"),
+  EXPECT_NE(error_of([&] { load_model(chess_dir); }).find("config.json: key 'version': 1: a chess model"),
             std::string::npos);
   j.erase("version");
   j["schema_version"] = 4;
   write_file_atomic(chess_dir + "/config.json", j.dump());
-  EXPECT_NE(error_of([&] { load_model(chess_dir); }).find("field 'schema_version': 4 is newer than this looplab reads (3)"),
+  EXPECT_NE(error_of([&] { load_model(chess_dir); }).find("config.json: schema_version 4 is newer than this looplab reads (3)"),
             std::string::npos);
 }
 
 TEST_F(ModelDirTest, StrictAboutNamesAndShapes) {
   LoopedTransformer model(default_config("chess", Recall::kExternal, Norm::kPost, 32));
   save_model(dir_, *model);
-  const std::string weights = dir_ + "/" + RunDir::kWeights;
+  const std::string weights = dir_ + "/" + RunFolder::kWeights;
   auto tensors = read_tensors(weights);
 
   auto renamed = tensors;
@@ -120,7 +120,7 @@ TEST_F(ModelDirTest, StrictAboutNamesAndShapes) {
   write_file_atomic(weights, "garbage");
   EXPECT_NE(error_of([&] { load_model(dir_); }).find("not a valid safetensors file"), std::string::npos);
 
-  write_file_atomic(dir_ + "/" + RunDir::kConfig, "{\"task\": ");
+  write_file_atomic(dir_ + "/" + RunFolder::kConfig, "{\"task\": ");
   EXPECT_NE(error_of([&] { load_model(dir_); }).find("config.json: not valid JSON"), std::string::npos);
 
   EXPECT_EQ(error_of([&] { load_model(dir_ + "/absent"); }), dir_ + "/absent/config.json: no such file");

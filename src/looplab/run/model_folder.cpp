@@ -1,4 +1,6 @@
-#include "looplab/run/model_dir.h"
+#include "looplab/run/model_folder.h"
+
+#include "looplab/tasks/registry.h"
 
 #include <nlohmann/json.hpp>
 
@@ -17,11 +19,19 @@ std::string join(const std::string& dir, const std::string& file) { return dir +
 
 void save_model(const std::string& dir, LoopedTransformerImpl& model, const std::string& weights_file) {
   make_directories(dir);
-  write_file_atomic(join(dir, RunDir::kConfig), to_json(model.config()).dump(2) + "\n");
+  write_file_atomic(join(dir, RunFolder::kConfig), to_json(model.config()).dump(2) + "\n");
   std::map<std::string, torch::Tensor> tensors;
   for (const auto& item : model.named_parameters()) tensors.emplace(item.key(), item.value());
   // "format: pt" is what PyTorch's safetensors writer records.
   write_tensors(join(dir, weights_file), tensors, {{"format", "pt"}, {"writer", "looplab"}});
+}
+
+void init_model(const std::string& dir, const ModelConfig& c, uint64_t seed, bool overwrite) {
+  if (!overwrite && RunFolder(dir).has(RunFolder::kWeights))
+    throw Error(dir + ": already holds a model (use --force to overwrite)");
+  torch::manual_seed(seed);
+  LoopedTransformer model(c);
+  save_model(dir, *model);
 }
 
 void load_weights(LoopedTransformerImpl& model, const std::string& path) {
@@ -46,17 +56,18 @@ void load_weights(LoopedTransformerImpl& model, const std::string& path) {
 
 LoopedTransformer load_model(const std::string& dir, torch::Device device, std::optional<torch::Dtype> dtype,
                              const std::string& weights_file) {
-  const std::string config_path = join(dir, RunDir::kConfig);
+  const std::string config_path = join(dir, RunFolder::kConfig);
   const nlohmann::json j = read_json_file(config_path);
   LoopedTransformer model(config_from_json(j, config_path));
   const int64_t version = model_version(j, config_path);
-  const std::string& task = model->config().task;
-  if (version == 1 && task == "chess")
-    throw Error(config_path + ": field 'version': 1: a chess model from looplab before 2026-12-03, trained with rank 1 "
-                "in grid row 0; looplab now puts rank 8 in row 0 as the paper's released code does, and the weights "
-                "cannot be carried over (their RoPE positions differ): train it again");
+  using Inputs = TaskSpec::Version1Inputs;
+  const Inputs inputs = version == 1 ? looplab::task(model->config().task).spec().version1_inputs : Inputs::kSame;
+  if (inputs == Inputs::kMoved)  // chess: rank 1 was in grid row 0
+    throw Error(config_path + ": key 'version': 1: a " + model->config().task + " model from looplab before "
+                "2026-12-03, whose grid layout differs from the paper's released code's (rank 8 in row 0); the "
+                "weights cannot be carried over (their RoPE positions differ): train it again");
   load_weights(*model, join(dir, weights_file));
-  if (version == 1 && task == "prefix-sums") {
+  if (inputs == Inputs::kShiftedByHalf) {
     // W bit + b = W (bit - 0.5) + (b + 0.5 W): the same outputs on the new encoding.
     torch::NoGradGuard no_grad;
     model->projection->bias.add_(model->projection->weight.sum(1), 0.5);

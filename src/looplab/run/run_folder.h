@@ -1,7 +1,7 @@
 // A run folder as a type: the names of its files, which weights to load, the run's settings
 // and the data it is evaluated on. A bare model folder (config.json and model.safetensors, as
 // `looplab init` writes) is a run folder without training.json. No LibTorch here (loading the
-// weights is run/model_dir.h's).
+// weights is run/model_folder.h's).
 #pragma once
 
 #include <string>
@@ -13,7 +13,7 @@
 
 namespace looplab {
 
-class RunDir {
+class RunFolder {
  public:
   static constexpr const char* kConfig = "config.json";
   static constexpr const char* kTraining = "training.json";
@@ -32,7 +32,7 @@ class RunDir {
   static constexpr const char* kSweepLock = "sweep.lock";
   static constexpr const char* kSweepLog = "sweep.log";
 
-  explicit RunDir(std::string path) : path_(std::move(path)) {}
+  explicit RunFolder(std::string path) : path_(std::move(path)) {}
   const std::string& path() const { return path_; }
   // path/name
   std::string file(const std::string& name) const;
