@@ -13,6 +13,9 @@ found=$(grep -rn '#include "looplab/' "$src/util" | grep -v '#include "looplab/u
 [ -z "$found" ] || bad "util/ includes a higher layer: $found"
 found=$(grep -rn '#include "looplab/' "$src/io" | grep -vE '#include "looplab/(util|io)/')
 [ -z "$found" ] || bad "io/ includes a higher layer: $found"
+# The model and the tasks below the run folder and everything that runs a stage.
+found=$(grep -rnE '#include "looplab/(run|stages|train|eval|analysis|sweep|serve|cli)/' "$src/model" "$src/tasks")
+[ -z "$found" ] || bad "model/ or tasks/ includes a higher layer: $found"
 # A task's name as a string literal outside tasks/ (the registry builds every list of them).
 found=$(grep -rnE '"(prefix-sums|sudoku|chess)"' "$src" | grep -v "^$src/tasks/")
 [ -z "$found" ] || bad "a task named outside tasks/: $found"
