@@ -78,6 +78,39 @@ expect_ok "resume after kill -9" "$LOOPLAB" train --resume "$TMP/killed"
 cmp -s "$TMP/killed/model.safetensors" "$TMP/straight/model.safetensors" && ok ||
   bad "killed and resumed run differs from the straight run"
 
+# --- how the gradient is taken (--gradient): each mode trains, records its solves, and a run
+# killed with kill -9 at three moments and resumed each time equals an uninterrupted one ---------
+for g in one-step phantom implicit; do
+  G=("${TINY[@]}" --train-count 600 --gradient "$g" --tolerance 1e-3 --phantom-steps 2 --epochs 3)
+  start=$(date +%s%N)
+  expect_ok "--gradient $g" "$LOOPLAB" --threads 1 train "${G[@]}" --out "$TMP/g-$g"
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  grep -q "\"gradient\": \"$g\"" "$TMP/g-$g/training.json" && ok || bad "$g: training.json lacks the gradient"
+  case $g in
+    phantom) grep -q '"forward_converged"' "$TMP/g-$g/metrics.jsonl" && ok || bad "$g: no forward_converged" ;;
+    implicit) grep -q '"adjoint_converged"' "$TMP/g-$g/metrics.jsonl" && ok || bad "$g: no adjoint_converged" ;;
+    one-step) grep -q '"forward_converged"' "$TMP/g-$g/metrics.jsonl" && bad "$g: forward_converged recorded" || ok ;;
+  esac
+  for at in 30 55 80; do
+    "$LOOPLAB" --threads 1 train "${G[@]}" --out "$TMP/gk-$g-$at" >/dev/null 2>&1 &
+    pid=$!
+    sleep "$(printf '%d.%03d' $((ms * at / 100000)) $((ms * at / 100 % 1000)))"
+    kill -9 "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    if [ -f "$TMP/gk-$g-$at/training.json" ]; then
+      "$LOOPLAB" --threads 1 train --resume "$TMP/gk-$g-$at" >/dev/null 2>&1
+    else
+      "$LOOPLAB" --threads 1 train "${G[@]}" --out "$TMP/gk-$g-$at" >/dev/null 2>&1
+    fi
+    cmp -s "$TMP/gk-$g-$at/model.safetensors" "$TMP/g-$g/model.safetensors" && ok ||
+      bad "$g killed at $at% and resumed differs from the uninterrupted run"
+  done
+done
+expect_error "phantom needs alpha 1" "--alpha must be 1 with --gradient phantom" \
+  "$LOOPLAB" train "${TINY[@]}" --gradient phantom --alpha 0.5 --out "$TMP/g-bad"
+expect_error "unknown gradient" "--gradient 'adjoint': expected bptt, one-step, phantom or implicit" \
+  "$LOOPLAB" train "${TINY[@]}" --gradient adjoint --out "$TMP/g-bad"
+
 # --- eval ------------------------------------------------------------------------------------
 expect_ok "eval" "$LOOPLAB" eval "$TMP/run" --split val,hard --iters 1:20
 grep -q "^hard (20 examples, 16 positions)" "$TMP/out" && ok || bad "eval table: $(cat "$TMP/out")"

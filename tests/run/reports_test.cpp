@@ -393,7 +393,7 @@ TEST(RunSpecTest, TrainOptionsRoundTrip) {
   o.preset = "paper", o.lr = 2e-4, o.epochs = 7, o.seed = 9, o.recompute = true, o.dtype = "float64";
   o.precision = "bf16-mixed";
   const json j = to_json(o);
-  EXPECT_EQ(j.size(), 14u);
+  EXPECT_EQ(j.size(), 18u);
   // A schema-1 file has no precision: those runs trained in float32.
   json older = j;
   older.erase("precision");

@@ -308,6 +308,8 @@ void to_json(json& j, const EpochMetrics& r) {
        {"seconds", r.seconds},
        {"peak_rss_mib", r.peak_rss_mib}};
   if (r.val_per_position) j["val_per_position"] = *r.val_per_position;
+  if (r.forward_converged) j["forward_converged"] = *r.forward_converged;
+  if (r.adjoint_converged) j["adjoint_converged"] = *r.adjoint_converged;
 }
 
 void from_json(const json& j, EpochMetrics& r) {
@@ -327,6 +329,15 @@ void from_json(const json& j, EpochMetrics& r) {
   get(j, "val_iters", r.val_iters);
   get(j, "seconds", r.seconds);
   get(j, "peak_rss_mib", r.peak_rss_mib);
+  for (auto [key, field] : {std::make_pair("forward_converged", &r.forward_converged),
+                            std::make_pair("adjoint_converged", &r.adjoint_converged)}) {
+    field->reset();
+    if (j.contains(key)) {
+      double v = 0;
+      get(j, key, v);
+      *field = v;
+    }
+  }
 }
 
 // ---- files --------------------------------------------------------------------------------

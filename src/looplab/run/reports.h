@@ -133,6 +133,9 @@ struct EpochMetrics {
   std::optional<double> val_per_position;
   int64_t val_iters = 0;  // the iterations the val figures were measured at (T)
   double seconds = 0, peak_rss_mib = 0;
+  // --gradient phantom and implicit: the fraction of this epoch's batches whose forward solve
+  // (and, implicit, adjoint solve) reached the tolerance within T iterations; absent otherwise.
+  std::optional<double> forward_converged, adjoint_converged;
 };
 
 // to_json / from_json of each (nlohmann's conventions, so `json j = report;` and

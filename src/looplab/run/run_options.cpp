@@ -87,6 +87,16 @@ const std::vector<RunOption>& run_options() {
                   "float32, or bf16-mixed: bfloat16 products under autocast over float32 weights (paper preset: "
                   "bf16-mixed on a CPU with AVX512-BF16 or on CUDA)",
                   [](RunSpec& s) -> std::string& { return s.train.precision; }),
+      text_option("gradient",
+                  "how the gradient is taken: bptt (the progressive loss), one-step, phantom or implicit "
+                  "(docs/training-methods.md)",
+                  [](RunSpec& s) -> std::string& { return s.train.gradient; }),
+      int_option("phantom-steps", "phantom: damped steps with gradient from the fixed point",
+                 [](RunSpec& s) -> int64_t& { return s.train.phantom_steps; }),
+      number_option("phantom-damping", "phantom: the damping d of x <- d f(x) + (1 - d) x",
+                    [](RunSpec& s) -> double& { return s.train.phantom_damping; }),
+      number_option("tolerance", "phantom and implicit: the relative step at which the forward (and adjoint) solve stops",
+                    [](RunSpec& s) -> double& { return s.train.tolerance; }),
       int_option("width", "model width", [](RunSpec& s) -> int64_t& { return s.model.width; }),
       int_option("heads", "attention heads", [](RunSpec& s) -> int64_t& { return s.model.heads; }),
       int_option("train-count", "training examples", [](RunSpec& s) -> int64_t& { return s.data.train_count; }),

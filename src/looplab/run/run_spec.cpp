@@ -48,6 +48,12 @@ void check(const RunSpec& s) {
        " '" + o.dtype + "': unknown dtype (expected float32, float64, bfloat16 or float16)");
   need(o.precision == "float32" || o.precision == "bf16-mixed", "precision",
        " '" + o.precision + "': expected float32 or bf16-mixed");
+  need(o.gradient == "bptt" || o.gradient == "one-step" || o.gradient == "phantom" || o.gradient == "implicit",
+       "gradient", " '" + o.gradient + "': expected bptt, one-step, phantom or implicit");
+  need(o.gradient == "bptt" || o.alpha == 1, "alpha", " must be 1 with --gradient " + o.gradient);
+  need(o.phantom_steps >= 1, "phantom_steps", " must be >= 1");
+  need(o.phantom_damping > 0 && o.phantom_damping <= 1, "phantom_damping", " must lie in (0, 1]");
+  need(o.tolerance > 0, "tolerance", " must be positive");
   need(o.precision == "float32" || o.dtype == "float32", "precision",
        " bf16-mixed keeps float32 weights: it needs --dtype float32, not " + o.dtype);
   validate(s.model);
@@ -77,7 +83,9 @@ json to_json(const TrainOptions& o) {
           {"alpha", o.alpha},         {"weight_decay", o.weight_decay},
           {"clip", o.clip},           {"cooldown_epoch", o.cooldown_epoch},
           {"eval_batch", o.eval_batch}, {"recompute", o.recompute},
-          {"dtype", o.dtype},         {"precision", o.precision}};
+          {"dtype", o.dtype},         {"precision", o.precision},
+          {"gradient", o.gradient},   {"phantom_steps", o.phantom_steps},
+          {"phantom_damping", o.phantom_damping}, {"tolerance", o.tolerance}};
 }
 
 TrainOptions train_options_from_json(const json& j, const std::string& source) {
@@ -100,6 +108,11 @@ TrainOptions train_options_from_json(const json& j, const std::string& source) {
       get(j, "recompute", o.recompute);
       get(j, "dtype", o.dtype);
       get_optional(j, "precision", o.precision);  // absent from schema-1 files, which trained in float32 (or --dtype)
+      // Absent from files before --gradient (2026-12-03): bptt.
+      get_optional(j, "gradient", o.gradient);
+      get_optional(j, "phantom_steps", o.phantom_steps);
+      get_optional(j, "phantom_damping", o.phantom_damping);
+      get_optional(j, "tolerance", o.tolerance);
     });
     return o;
   });

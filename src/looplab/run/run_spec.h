@@ -38,6 +38,17 @@ struct TrainOptions {
   // state and reductions (runtime.h), as the paper trained. The paper preset asks for it;
   // where bf16_mixed_supported() is false, train() takes float32 for that preset and says so.
   std::string precision = "float32";
+  // How the gradient is taken (train/progressive_loss.h, `--gradient`): "bptt", the progressive
+  // loss through k unrolled iterations (the paper's; with alpha); "one-step", through the last
+  // of the n + k iterations only; "phantom", from the fixed point reached without gradient,
+  // `phantom_steps` damped steps x <- d f(x) + (1 - d) x (d = `phantom_damping`) with gradient;
+  // "implicit", at the fixed point by the implicit-function theorem (the adjoint solved by
+  // fixed-point iteration). phantom and implicit iterate to `tolerance` (the relative step), at
+  // most T iterations, and need alpha 1.
+  std::string gradient = "bptt";
+  int64_t phantom_steps = 5;
+  double phantom_damping = 0.5;
+  double tolerance = 1e-4;
 };
 
 // training.json's schema. 3: "training_iters" (T) for version 2's "max_iters", which meant

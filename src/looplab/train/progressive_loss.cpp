@@ -65,4 +65,70 @@ LossResult progressive_backward(LoopedTransformerImpl& model, const torch::Tenso
   return {loss.item<double>(), logits.detach()};
 }
 
+namespace {
+
+double relative_step(const torch::Tensor& next, const torch::Tensor& x) {
+  return ((next - x).norm() / x.norm().clamp_min(1e-30)).item<double>();
+}
+
+}  // namespace
+
+LossResult fixed_point_backward(LoopedTransformerImpl& model, const torch::Tensor& input, const torch::Tensor& target,
+                                const FixedPointGradient& o, double weight, FixedPointStats* stats) {
+  FixedPointStats local;
+  FixedPointStats& st = stats ? *stats : local;
+  st = {};
+  const Loop loop(model, input);  // x0 and Wh x0 in the graph: the recall carries gradient to them
+
+  // Forward to the fixed point, without gradient.
+  torch::Tensor x;
+  {
+    torch::NoGradGuard no_grad;
+    x = loop.x0().detach();
+    while (st.forward_iters < o.max_iters) {
+      const torch::Tensor next = loop.step(x);
+      ++st.forward_iters;
+      const double step = relative_step(next, x);
+      x = next;
+      if (step < o.tolerance) {
+        st.forward_converged = true;
+        break;
+      }
+    }
+  }
+
+  if (!o.implicit) {  // phantom: damped steps with gradient from x*
+    torch::Tensor h = x.detach();
+    for (int64_t s = 0; s < o.phantom_steps; ++s)
+      h = o.phantom_damping == 1 ? loop.step(h) : o.phantom_damping * loop.step(h) + (1 - o.phantom_damping) * h;
+    const torch::Tensor logits = loop.logits(h);
+    const torch::Tensor loss = cross_entropy(logits, target);
+    (loss * weight).backward();
+    return {loss.item<double>(), logits.detach()};
+  }
+
+  // Implicit: g = dL/dx* (the head's gradients accumulate on the way).
+  const torch::Tensor xs = x.detach().requires_grad_(true);
+  const torch::Tensor logits = loop.logits(xs);
+  const torch::Tensor loss = cross_entropy(logits, target);
+  (loss * weight).backward();
+  const torch::Tensor g = xs.grad().clone();
+  // One iteration at x* with its graph: J^T u by vector-Jacobian products, then u into the
+  // parameters (and through Wh x0 into the projection).
+  const torch::Tensor y = loop.step(xs);
+  torch::Tensor u = g;
+  while (st.adjoint_iters < o.max_iters) {
+    const torch::Tensor next = g + torch::autograd::grad({y}, {xs}, {u}, /*retain_graph=*/true)[0];
+    ++st.adjoint_iters;
+    const double step = relative_step(next, u);
+    u = next;
+    if (step < o.tolerance) {
+      st.adjoint_converged = true;
+      break;
+    }
+  }
+  torch::autograd::backward({y}, {u});
+  return {loss.item<double>(), logits.detach()};
+}
+
 }  // namespace looplab

@@ -119,8 +119,17 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
   }
   auto params = model.parameters();
 
+  // --gradient (TrainOptions::gradient): phantom and implicit take the gradient at the fixed point.
+  const bool fixed_point = o.gradient == "phantom" || o.gradient == "implicit";
+  FixedPointGradient fixed_point_options;
+  fixed_point_options.implicit = o.gradient == "implicit";
+  fixed_point_options.max_iters = T;
+  fixed_point_options.tolerance = o.tolerance;
+  fixed_point_options.phantom_steps = o.phantom_steps;
+  fixed_point_options.phantom_damping = o.phantom_damping;
   for (int64_t epoch = state.epochs_done; epoch < o.epochs; ++epoch) {
     const auto start = std::chrono::steady_clock::now();
+    int64_t forward_converged = 0, adjoint_converged = 0;  // batches, this rank's
     const double lr = learning_rate(o.lr, epoch, o.cooldown_epoch);
     model.train();
     const std::vector<int64_t> order = rng.permutation(n_examples);
@@ -145,8 +154,17 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
       optimizer.zero_grad();
       double loss = 0;
       torch::Tensor logits;
-      if (o.alpha > 0) {
-        const LossResult r = progressive_backward(model, input, target, n, k, o.alpha, o.recompute);
+      if (fixed_point) {  // phantom or implicit (alpha is 1)
+        FixedPointStats st;
+        const LossResult r = fixed_point_backward(model, input, target, fixed_point_options, 1.0, &st);
+        loss = r.loss, logits = r.logits;
+        forward_converged += st.forward_converged;
+        adjoint_converged += st.adjoint_converged;
+      } else if (o.alpha > 0) {
+        // one-step: the same n + k iterations, the gradient through the last only.
+        const LossResult r = o.gradient == "one-step"
+                                 ? progressive_backward(model, input, target, n + k - 1, 1, o.alpha, o.recompute)
+                                 : progressive_backward(model, input, target, n, k, o.alpha, o.recompute);
         loss += o.alpha * r.loss;
         logits = r.logits;
       }
@@ -201,6 +219,8 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
     line.train_exact = static_cast<double>(right) / n_examples;
     line.val_exact = val;
     line.val_per_position = val_accuracy.per_position;
+    if (fixed_point) line.forward_converged = static_cast<double>(forward_converged) / batches;
+    if (o.gradient == "implicit") line.adjoint_converged = static_cast<double>(adjoint_converged) / batches;
     line.val_iters = T;
     line.seconds = seconds;
     line.peak_rss_mib = peak_rss_mib();
@@ -216,6 +236,10 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
         static_cast<long long>(epoch + 1), static_cast<long long>(o.epochs), lr, loss_sum / batches,
         100.0 * right / n_examples, 100.0 * val, 100.0 * val_accuracy.per_position, static_cast<long long>(T), seconds,
         peak_rss_mib());
+    if (fixed_point)
+      std::printf("           %s: forward solves converged in %.0f%% of the batches%s\n", o.gradient.c_str(),
+                  100.0 * *line.forward_converged,
+                  line.adjoint_converged ? (", adjoint solves in " + std::to_string(std::lround(100 * *line.adjoint_converged)) + "%").c_str() : "");
     std::fflush(stdout);
   }
   if (leader)
