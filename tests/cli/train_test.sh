@@ -78,18 +78,33 @@ expect_ok "resume after kill -9" "$LOOPLAB" train --resume "$TMP/killed"
 cmp -s "$TMP/killed/model.safetensors" "$TMP/straight/model.safetensors" && ok ||
   bad "killed and resumed run differs from the straight run"
 
-# --- how the gradient is taken (--gradient): each mode trains, records its solves, and a run
-# killed with kill -9 at three moments and resumed each time equals an uninterrupted one ---------
-for g in one-step phantom implicit; do
-  G=("${TINY[@]}" --train-count 600 --gradient "$g" --tolerance 1e-3 --phantom-steps 2 --epochs 3)
+# --- how the gradient is taken (--gradient), the Jacobian penalty (--jacobian-weight) and the
+# weight average (--ema): each trains, records what it adds, and a run killed with kill -9 at
+# three moments and resumed each time equals an uninterrupted one -----------------------------
+declare -A METHOD=([one-step]="--gradient one-step" [phantom]="--gradient phantom" [implicit]="--gradient implicit"
+                   [jacobian]="--jacobian-weight 0.1" [ema]="--ema 0.9"
+                   [implicit-jacobian-ema]="--gradient implicit --jacobian-weight 0.1 --ema 0.9")
+for g in one-step phantom implicit jacobian ema implicit-jacobian-ema; do
+  read -r -a extra <<<"${METHOD[$g]}"
+  G=("${TINY[@]}" --train-count 600 "${extra[@]}" --tolerance 1e-3 --phantom-steps 2 --epochs 3)
   start=$(date +%s%N)
   expect_ok "--gradient $g" "$LOOPLAB" --threads 1 train "${G[@]}" --out "$TMP/g-$g"
   ms=$(( ($(date +%s%N) - start) / 1000000 ))
-  grep -q "\"gradient\": \"$g\"" "$TMP/g-$g/training.json" && ok || bad "$g: training.json lacks the gradient"
   case $g in
     phantom) grep -q '"forward_converged"' "$TMP/g-$g/metrics.jsonl" && ok || bad "$g: no forward_converged" ;;
-    implicit) grep -q '"adjoint_converged"' "$TMP/g-$g/metrics.jsonl" && ok || bad "$g: no adjoint_converged" ;;
-    one-step) grep -q '"forward_converged"' "$TMP/g-$g/metrics.jsonl" && bad "$g: forward_converged recorded" || ok ;;
+    implicit*) grep -q '"adjoint_converged"' "$TMP/g-$g/metrics.jsonl" && ok || bad "$g: no adjoint_converged" ;;
+    one-step) grep -q '"forward_converged"' "$TMP/g-$g/metrics.jsonl" && bad "$g: forward_converged recorded" || ok
+              grep -q '"gradient": "one-step"' "$TMP/g-$g/training.json" && ok || bad "$g: training.json lacks the gradient" ;;
+  esac
+  case $g in
+    *jacobian*) grep -q '"jacobian_weight": 0.1' "$TMP/g-$g/training.json" && ok || bad "$g: training.json lacks the weight"
+                [ "$(grep -c '"jacobian":' "$TMP/g-$g/metrics.jsonl")" -eq 3 ] && ok || bad "$g: metrics lack the penalty" ;;
+    *) grep -q '"jacobian":' "$TMP/g-$g/metrics.jsonl" && bad "$g: a penalty recorded without one" || ok ;;
+  esac
+  case $g in
+    *ema) [ -f "$TMP/g-$g/raw.safetensors" ] && ok || bad "$g: no raw.safetensors"
+          cmp -s "$TMP/g-$g/raw.safetensors" "$TMP/g-$g/model.safetensors" && bad "$g: model.safetensors is not the average" || ok ;;
+    *) [ -f "$TMP/g-$g/raw.safetensors" ] && bad "$g: raw.safetensors without --ema" || ok ;;
   esac
   for at in 30 55 80; do
     "$LOOPLAB" --threads 1 train "${G[@]}" --out "$TMP/gk-$g-$at" >/dev/null 2>&1 &
@@ -104,12 +119,18 @@ for g in one-step phantom implicit; do
     fi
     cmp -s "$TMP/gk-$g-$at/model.safetensors" "$TMP/g-$g/model.safetensors" && ok ||
       bad "$g killed at $at% and resumed differs from the uninterrupted run"
+    case $g in
+      *ema) cmp -s "$TMP/gk-$g-$at/raw.safetensors" "$TMP/g-$g/raw.safetensors" && ok ||
+              bad "$g killed at $at% and resumed: other raw weights" ;;
+    esac
   done
 done
 expect_error "phantom needs alpha 1" "--alpha must be 1 with --gradient phantom" \
   "$LOOPLAB" train "${TINY[@]}" --gradient phantom --alpha 0.5 --out "$TMP/g-bad"
 expect_error "unknown gradient" "--gradient 'adjoint': expected bptt, one-step, phantom or implicit" \
   "$LOOPLAB" train "${TINY[@]}" --gradient adjoint --out "$TMP/g-bad"
+expect_error "ema of 1" "--ema must lie in \[0, 1)" "$LOOPLAB" train "${TINY[@]}" --ema 1 --out "$TMP/g-bad"
+expect_error "negative penalty" "--jacobian-weight must be >= 0" "$LOOPLAB" train "${TINY[@]}" --jacobian-weight -1 --out "$TMP/g-bad"
 
 # --- eval ------------------------------------------------------------------------------------
 expect_ok "eval" "$LOOPLAB" eval "$TMP/run" --split val,hard --iters 1:20

@@ -213,6 +213,12 @@ TEST(Reports, MetricsRoundTrip) {
   old.val_per_position.reset();  // lines from before val_per_position was recorded
   expect_round_trip(old);
   EXPECT_FALSE(json(old).contains("val_per_position"));
+  // The training methods' figures (docs/training-methods.md), present only where recorded.
+  EpochMetrics methods = sample_metrics(5);
+  methods.forward_converged = 0.5, methods.adjoint_converged = 0.25, methods.jacobian = 0.125;
+  expect_round_trip(methods);
+  EXPECT_EQ(json(methods)["jacobian"], 0.125);
+  EXPECT_FALSE(json(old).contains("jacobian"));
 }
 
 TEST(Reports, NonFiniteDoublesReadBackAsNaN) {
@@ -329,8 +335,12 @@ TEST(RunDirTest, WeightsNamesTheOption) {
     FAIL() << "no OptionError";
   } catch (const OptionError& e) {
     EXPECT_EQ(e.option(), "weights");
-    EXPECT_EQ(std::string(e.what()), "weights 'first': expected final or best");
+    EXPECT_EQ(std::string(e.what()), "weights 'first': expected final, best or raw");
   }
+  // raw: only where --ema kept the trained weights apart.
+  EXPECT_THROW(run.weights("raw"), Error);
+  write_file_atomic(run.file(RunFolder::kRaw), "x");
+  EXPECT_EQ(run.weights("raw"), RunFolder::kRaw);
   write_file_atomic(run.file(RunFolder::kWeights), "x");
   EXPECT_EQ(run.weights("best"), RunFolder::kWeights);  // no best.safetensors: the final weights
   write_file_atomic(run.file(RunFolder::kBest), "x");
@@ -391,9 +401,14 @@ TEST(RunSpecTest, CheckNamesTheOption) {
 TEST(RunSpecTest, TrainOptionsRoundTrip) {
   TrainOptions o;
   o.preset = "paper", o.lr = 2e-4, o.epochs = 7, o.seed = 9, o.recompute = true, o.dtype = "float64";
-  o.precision = "bf16-mixed";
+  o.precision = "bf16-mixed", o.jacobian_weight = 0.25, o.ema = 0.99;
   const json j = to_json(o);
-  EXPECT_EQ(j.size(), 18u);
+  EXPECT_EQ(j.size(), 20u);
+  // Files from before --jacobian-weight and --ema: both off.
+  json before = j;
+  before.erase("jacobian_weight"), before.erase("ema");
+  EXPECT_EQ(train_options_from_json(before, "t.json").jacobian_weight, 0);
+  EXPECT_EQ(train_options_from_json(before, "t.json").ema, 0);
   // A schema-1 file has no precision: those runs trained in float32.
   json older = j;
   older.erase("precision");

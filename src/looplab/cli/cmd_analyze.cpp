@@ -33,7 +33,7 @@ Command add_analyze(CLI::App& parent) {
       ->capture_default_str();
   app->add_option("--arnoldi-steps", s.arnoldi_steps, "largest Krylov space for the spectral radius")->capture_default_str();
   app->add_option("--seed", s.seed, "sensitivity directions and initial noise")->capture_default_str();
-  app->add_option("--weights", a.weights, "final (the last epoch's, as the paper reports) or best (the best val epoch's)")->capture_default_str();
+  app->add_option("--weights", a.weights, "final (the last epoch's, as the paper reports), best (the best val epoch's) or raw (with --ema, the trained weights rather than their average)")->capture_default_str();
   app->add_option("--batch", s.batch, "examples per batch")->capture_default_str();
   app->add_option("--device", a.device, "cpu, cuda or cuda:N")->capture_default_str();
   app->add_option("--dtype", a.dtype, "dtype of the convergence pass (the Jacobian analyses use float64)")

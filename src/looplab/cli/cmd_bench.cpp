@@ -75,7 +75,7 @@ Command add_bench_eval(CLI::App* parent) {
       ->capture_default_str();
   app->add_option("--anderson", e.anderson, "Anderson memory")->capture_default_str();
   app->add_option("--modes", e.modes, "comma-separated: plain, early, anderson")->delimiter(',')->default_str(join(e.modes, ","));
-  app->add_option("--weights", e.weights, "final (the last epoch's, as the paper reports) or best (the best val epoch's)")->capture_default_str();
+  app->add_option("--weights", e.weights, "final (the last epoch's, as the paper reports), best (the best val epoch's) or raw (with --ema, the trained weights rather than their average)")->capture_default_str();
   app->add_option("--device", e.device, "cpu, cuda or cuda:N")->capture_default_str();
   app->add_option("--dtype", e.dtype, "float32 or float64")->capture_default_str();
   return {app, [o] { bench::run_eval(*o); }};

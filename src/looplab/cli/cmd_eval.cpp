@@ -25,7 +25,7 @@ Command add_eval(CLI::App& parent) {
   app->add_option("--split", o->splits, "comma-separated splits: train, val, hard")->default_str(join(e.splits, ","));
   app->add_option("--iters", o->iters, "iterations: FIRST:LAST, or LAST (from 1)")
       ->default_str(std::to_string(e.first) + ":" + std::to_string(e.last));
-  app->add_option("--weights", e.weights, "final (the last epoch's, as the paper reports) or best (the best val epoch's)")->capture_default_str();
+  app->add_option("--weights", e.weights, "final (the last epoch's, as the paper reports), best (the best val epoch's) or raw (with --ema, the trained weights rather than their average)")->capture_default_str();
   app->add_option("--count", e.count, "use only the first N examples of each split (0: all)")->capture_default_str();
   app->add_option("--batch", e.batch, "examples per batch")->capture_default_str();
   app->add_option("--device", e.device, "cpu, cuda or cuda:N")->capture_default_str();

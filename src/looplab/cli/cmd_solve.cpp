@@ -27,7 +27,7 @@ Command add_solve(CLI::App& parent) {
       queries->add_option("--" + q.name, o->queries[t->name()], q.help);
   queries->require_option(1);
   app->add_option("--iters", o->iters, "iterations to run")->capture_default_str();
-  app->add_option("--weights", o->weights, "final (the last epoch's, as the paper reports) or best (the best val epoch's)")->capture_default_str();
+  app->add_option("--weights", o->weights, "final (the last epoch's, as the paper reports), best (the best val epoch's) or raw (with --ema, the trained weights rather than their average)")->capture_default_str();
   app->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
   return {app, [o] {
             for (const auto& [task, query] : o->queries)

@@ -310,6 +310,7 @@ void to_json(json& j, const EpochMetrics& r) {
   if (r.val_per_position) j["val_per_position"] = *r.val_per_position;
   if (r.forward_converged) j["forward_converged"] = *r.forward_converged;
   if (r.adjoint_converged) j["adjoint_converged"] = *r.adjoint_converged;
+  if (r.jacobian) j["jacobian"] = *r.jacobian;
 }
 
 void from_json(const json& j, EpochMetrics& r) {
@@ -330,7 +331,8 @@ void from_json(const json& j, EpochMetrics& r) {
   get(j, "seconds", r.seconds);
   get(j, "peak_rss_mib", r.peak_rss_mib);
   for (auto [key, field] : {std::make_pair("forward_converged", &r.forward_converged),
-                            std::make_pair("adjoint_converged", &r.adjoint_converged)}) {
+                            std::make_pair("adjoint_converged", &r.adjoint_converged),
+                            std::make_pair("jacobian", &r.jacobian)}) {
     field->reset();
     if (j.contains(key)) {
       double v = 0;

@@ -136,6 +136,8 @@ struct EpochMetrics {
   // --gradient phantom and implicit: the fraction of this epoch's batches whose forward solve
   // (and, implicit, adjoint solve) reached the tolerance within T iterations; absent otherwise.
   std::optional<double> forward_converged, adjoint_converged;
+  // --jacobian-weight: the epoch's mean estimate of ||df/dx||_F^2 / (L d) (before the weight).
+  std::optional<double> jacobian;
 };
 
 // to_json / from_json of each (nlohmann's conventions, so `json j = report;` and

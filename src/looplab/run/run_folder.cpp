@@ -22,9 +22,13 @@ bool RunFolder::has(const std::string& name) const {
 }
 
 std::string RunFolder::weights(const std::string& which) const {
-  if (which != "best" && which != "final" && which != "latest")
-    throw OptionError("weights", " '" + which + "': expected final or best");
+  if (which != "best" && which != "final" && which != "latest" && which != "raw")
+    throw OptionError("weights", " '" + which + "': expected final, best or raw");
   if (which == "best") return has(kBest) ? kBest : kWeights;
+  if (which == "raw") {
+    if (!has(kRaw)) throw Error(path_ + ": no " + kRaw + " (only a run trained with --ema keeps the raw weights apart)");
+    return kRaw;
+  }
   if (!has(kWeights) && has(kBest))
     throw Error(path_ + ": no final weights (" + kWeights + "), only the best epoch's (" + kBest + "): pass --weights best");
   return kWeights;

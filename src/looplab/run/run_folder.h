@@ -19,6 +19,7 @@ class RunFolder {
   static constexpr const char* kTraining = "training.json";
   static constexpr const char* kWeights = "model.safetensors";  // the final weights (of the last epoch done)
   static constexpr const char* kBest = "best.safetensors";      // the best val accuracy so far
+  static constexpr const char* kRaw = "raw.safetensors";  // --ema: the trained weights (model and best are the EMA's)
   static constexpr const char* kCheckpoint = "checkpoint.safetensors";
   static constexpr const char* kMetrics = "metrics.jsonl";
   static constexpr const char* kEval = "eval.json";
@@ -42,7 +43,8 @@ class RunFolder {
   // The weights file a user means by `which`: "final" (model.safetensors, the weights after the
   // last epoch done: at the end of training those the paper reports; "latest" is read as the
   // same) or "best" (best.safetensors, the epoch of the best val accuracy, or the final weights
-  // where there is no best, e.g. a bare model folder). Throws OptionError("weights", ...) for
+  // where there is no best, e.g. a bare model folder), or "raw" (raw.safetensors: with --ema,
+  // the trained weights, where final and best are the average's). Throws OptionError("weights", ...) for
   // any other name, and Error when final weights are asked of a folder that has only the best.
   std::string weights(const std::string& which) const;
 

@@ -54,6 +54,8 @@ void check(const RunSpec& s) {
   need(o.phantom_steps >= 1, "phantom_steps", " must be >= 1");
   need(o.phantom_damping > 0 && o.phantom_damping <= 1, "phantom_damping", " must lie in (0, 1]");
   need(o.tolerance > 0, "tolerance", " must be positive");
+  need(o.jacobian_weight >= 0, "jacobian_weight", " must be >= 0");
+  need(o.ema >= 0 && o.ema < 1, "ema", " must lie in [0, 1)");
   need(o.precision == "float32" || o.dtype == "float32", "precision",
        " bf16-mixed keeps float32 weights: it needs --dtype float32, not " + o.dtype);
   validate(s.model);
@@ -85,7 +87,8 @@ json to_json(const TrainOptions& o) {
           {"eval_batch", o.eval_batch}, {"recompute", o.recompute},
           {"dtype", o.dtype},         {"precision", o.precision},
           {"gradient", o.gradient},   {"phantom_steps", o.phantom_steps},
-          {"phantom_damping", o.phantom_damping}, {"tolerance", o.tolerance}};
+          {"phantom_damping", o.phantom_damping}, {"tolerance", o.tolerance},
+          {"jacobian_weight", o.jacobian_weight}, {"ema", o.ema}};
 }
 
 TrainOptions train_options_from_json(const json& j, const std::string& source) {
@@ -113,6 +116,8 @@ TrainOptions train_options_from_json(const json& j, const std::string& source) {
       get_optional(j, "phantom_steps", o.phantom_steps);
       get_optional(j, "phantom_damping", o.phantom_damping);
       get_optional(j, "tolerance", o.tolerance);
+      get_optional(j, "jacobian_weight", o.jacobian_weight);  // absent before 2026-12-04: off
+      get_optional(j, "ema", o.ema);
     });
     return o;
   });

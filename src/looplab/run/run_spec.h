@@ -49,6 +49,16 @@ struct TrainOptions {
   int64_t phantom_steps = 5;
   double phantom_damping = 0.5;
   double tolerance = 1e-4;
+  // The Jacobian penalty's weight G (train/jacobian_penalty.h, `--jacobian-weight`): the loss
+  // gains G ||df/dx||_F^2 / (L d), estimated with one Gaussian projection per example at the
+  // state where the loss is read (bptt, one-step: x_{n+k}; phantom: after the damped steps;
+  // implicit: x*). 0: off.
+  double jacobian_weight = 0;
+  // The decay D of an exponential moving average of the weights (`--ema`, as HRM and TRM keep
+  // one): after every optimizer step ema <- D ema + (1 - D) w, starting from the initial
+  // weights. When set, val accuracy, model.safetensors and best.safetensors are the EMA's, and
+  // raw.safetensors keeps the trained weights. 0: off.
+  double ema = 0;
 };
 
 // training.json's schema. 3: "training_iters" (T) for version 2's "max_iters", which meant

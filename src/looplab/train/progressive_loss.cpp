@@ -31,7 +31,7 @@ LossResult progressive_backward(LoopedTransformerImpl& model, const torch::Tenso
     const torch::Tensor logits = loop.logits(x);
     const torch::Tensor loss = cross_entropy(logits, target);
     (loss * weight).backward();
-    return {loss.item<double>(), logits.detach()};
+    return {loss.item<double>(), logits.detach(), x.detach()};
   }
 
   // Recompute: keep the state before each of the k iterations, then walk back through them,
@@ -62,7 +62,7 @@ LossResult progressive_backward(LoopedTransformerImpl& model, const torch::Tenso
   }
   // x0 receives gradient through the recall, and as the starting state when n = 0.
   loop.backward_from_leaves(leaves, n == 0 ? grad : torch::Tensor());
-  return {loss.item<double>(), logits.detach()};
+  return {loss.item<double>(), logits.detach(), last};
 }
 
 namespace {
@@ -104,7 +104,7 @@ LossResult fixed_point_backward(LoopedTransformerImpl& model, const torch::Tenso
     const torch::Tensor logits = loop.logits(h);
     const torch::Tensor loss = cross_entropy(logits, target);
     (loss * weight).backward();
-    return {loss.item<double>(), logits.detach()};
+    return {loss.item<double>(), logits.detach(), h.detach()};
   }
 
   // Implicit: g = dL/dx* (the head's gradients accumulate on the way).
@@ -128,7 +128,7 @@ LossResult fixed_point_backward(LoopedTransformerImpl& model, const torch::Tenso
     }
   }
   torch::autograd::backward({y}, {u});
-  return {loss.item<double>(), logits.detach()};
+  return {loss.item<double>(), logits.detach(), x};
 }
 
 }  // namespace looplab

@@ -12,6 +12,7 @@ namespace looplab {
 struct LossResult {
   double loss;           // mean cross-entropy over tokens
   torch::Tensor logits;  // [B, L, C_out] after the n + k iterations, detached
+  torch::Tensor state;   // [B, L, d], the state the head read them from, detached
 };
 
 // Backpropagates weight * loss into the parameters' .grad (accumulating). The n iterations

@@ -1,6 +1,9 @@
 #include "looplab/train/trainer.h"
 
+#include <ATen/CPUGeneratorImpl.h>
+
 #include <chrono>
+#include <limits>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -20,6 +23,8 @@
 #include "looplab/run/model_folder.h"
 #include "looplab/runtime.h"
 #include "looplab/train/adamw.h"
+#include "looplab/train/jacobian_penalty.h"
+#include "looplab/train/weight_average.h"
 #include "looplab/train/progressive_loss.h"
 #include "looplab/train/schedule.h"
 #include "looplab/util/error.h"
@@ -45,11 +50,15 @@ struct Checkpoint {
   int64_t best_epoch = -1;
 };
 
+// The checkpoint holds the trained weights ("model."), AdamW's state ("adamw.") and, with --ema,
+// the weight average ("ema.").
 void save_checkpoint(const std::string& dir, LoopedTransformerImpl& model, const AdamW& optimizer,
-                     const Checkpoint& c) {
+                     const WeightAverage* ema, const Checkpoint& c) {
   std::map<std::string, torch::Tensor> tensors;
   for (const auto& item : model.named_parameters()) tensors["model." + item.key()] = item.value();
   for (const auto& [name, t] : optimizer.state()) tensors["adamw." + name] = t;
+  if (ema)
+    for (const auto& [name, t] : ema->named()) tensors["ema." + name] = t;
   write_tensors(RunFolder(dir).file(RunFolder::kCheckpoint), tensors,
                 {{"epochs_done", std::to_string(c.epochs_done)},
                  {"rng", c.rng_state},
@@ -58,14 +67,15 @@ void save_checkpoint(const std::string& dir, LoopedTransformerImpl& model, const
                  {"best_epoch", std::to_string(c.best_epoch)}});
 }
 
-Checkpoint load_checkpoint(const std::string& dir, LoopedTransformerImpl& model, AdamW& optimizer) {
+Checkpoint load_checkpoint(const std::string& dir, LoopedTransformerImpl& model, AdamW& optimizer, WeightAverage* ema) {
   const std::string path = RunFolder(dir).file(RunFolder::kCheckpoint);
   std::map<std::string, std::string> meta;
   const TensorMap records = read_safetensors(path, &meta);
-  std::map<std::string, torch::Tensor> weights, state;
+  std::map<std::string, torch::Tensor> weights, state, average;
   for (const auto& [name, r] : records) {
     if (name.rfind("model.", 0) == 0) weights[name.substr(6)] = tensor_from_record(r);
     else if (name.rfind("adamw.", 0) == 0) state[name.substr(6)] = tensor_from_record(r);
+    else if (name.rfind("ema.", 0) == 0) average[name.substr(4)] = tensor_from_record(r);
   }
   torch::NoGradGuard no_grad;
   for (auto& item : model.named_parameters()) {
@@ -75,6 +85,7 @@ Checkpoint load_checkpoint(const std::string& dir, LoopedTransformerImpl& model,
     item.value().copy_(it->second);
   }
   optimizer.load_state(state, path);
+  if (ema) ema->load(average, path);
   Checkpoint c;
   try {
     c.epochs_done = std::stoll(meta.at("epochs_done"));
@@ -88,8 +99,18 @@ Checkpoint load_checkpoint(const std::string& dir, LoopedTransformerImpl& model,
   return c;
 }
 
+// One Gaussian projection per example for the Jacobian penalty, [rows of this rank, L, d]: the
+// whole batch's from a seed drawn from the run's generator (so a resumed run draws the same),
+// this rank's rows of it (so data parallelism gives the same penalty as one process).
+torch::Tensor projections(Random& rng, int64_t batch_rows, int64_t first, int64_t rows, const torch::Tensor& like) {
+  const uint64_t seed = static_cast<uint64_t>(rng.uniform_int(0, std::numeric_limits<int64_t>::max()));
+  at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+  const torch::Tensor v = at::randn({batch_rows, like.size(1), like.size(2)}, generator, torch::kFloat32);
+  return v.narrow(0, first, rows).to(like.device(), like.scalar_type());
+}
+
 void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerImpl& model, AdamW& optimizer,
-                Random& rng, Checkpoint state, Ranks& ranks) {
+                WeightAverage* ema, Random& rng, Checkpoint state, Ranks& ranks) {
   // --recompute is a request for memory over speed: glibc's own allocation policy keeps the
   // peak at what is alive at once (runtime.h).
   if (spec.train.recompute) configure_allocator(AllocatorPolicy::kFootprint);
@@ -130,6 +151,7 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
   for (int64_t epoch = state.epochs_done; epoch < o.epochs; ++epoch) {
     const auto start = std::chrono::steady_clock::now();
     int64_t forward_converged = 0, adjoint_converged = 0;  // batches, this rank's
+    double jacobian_sum = 0;                                // the whole batches' penalties
     const double lr = learning_rate(o.lr, epoch, o.cooldown_epoch);
     model.train();
     const std::vector<int64_t> order = rng.permutation(n_examples);
@@ -153,11 +175,11 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
       const int64_t k = fixed ? 1 : rng.uniform_int(1, T - n);
       optimizer.zero_grad();
       double loss = 0;
-      torch::Tensor logits;
+      torch::Tensor logits, loss_state;  // loss_state: where the loss was read, for the Jacobian penalty
       if (fixed_point) {  // phantom or implicit (alpha is 1)
         FixedPointStats st;
         const LossResult r = fixed_point_backward(model, input, target, fixed_point_options, 1.0, &st);
-        loss = r.loss, logits = r.logits;
+        loss = r.loss, logits = r.logits, loss_state = r.state;
         forward_converged += st.forward_converged;
         adjoint_converged += st.adjoint_converged;
       } else if (o.alpha > 0) {
@@ -166,23 +188,30 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
                                  ? progressive_backward(model, input, target, n + k - 1, 1, o.alpha, o.recompute)
                                  : progressive_backward(model, input, target, n, k, o.alpha, o.recompute);
         loss += o.alpha * r.loss;
-        logits = r.logits;
+        logits = r.logits, loss_state = r.state;
       }
       if (o.alpha < 1) {
         const LossResult r = progressive_backward(model, input, target, 0, T, 1 - o.alpha, o.recompute);
         loss += (1 - o.alpha) * r.loss;
-        if (!logits.defined()) logits = r.logits;
+        if (!logits.defined()) logits = r.logits, loss_state = r.state;
+      }
+      double jacobian = 0;
+      if (o.jacobian_weight > 0) {
+        const torch::Tensor v = projections(rng, batch_hi - batch_lo, lo - batch_lo, hi - lo, loss_state);
+        jacobian = jacobian_backward(model, input, loss_state, v, o.jacobian_weight);
       }
       const double batch_right = share > 0 ? (predict(logits, model) == target).all(1).sum().item<double>() : 0.0;
       // The whole batch's mean gradient, loss and right answers, the same on every rank.
-      std::vector<double> sums{share * loss, batch_right};
+      std::vector<double> sums{share * loss, batch_right, share * jacobian};
       ranks.sum_gradients(params, share, sums);
       loss = sums[0];
+      jacobian_sum += sums[2];
       if (!std::isfinite(loss))
         throw Error("training diverged: non-finite loss in epoch " + std::to_string(epoch) + ", batch " +
                     std::to_string(b) + " (the run folder keeps the last good epoch)");
       torch::nn::utils::clip_grad_norm_(params, o.clip);
       optimizer.step(lr);
+      if (ema) ema->update();
       loss_sum += loss;
       right += std::llround(sums[1]);
       if (progress) {
@@ -193,6 +222,9 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
     }
     if (progress) progress->clear();
     model.eval();
+    // With --ema the model holds the weight average from here to the files written below: val
+    // accuracy, best.safetensors and model.safetensors are the average's.
+    if (ema) ema->swap();
     // Each rank counts its part of the val split; the sums give every rank the same accuracy.
     const auto [val_lo, val_hi] = ranks.part(0, val_split.size());
     const RightCounts mine = count_right(model, val_split, T, o.eval_batch, val_lo, val_hi);
@@ -221,16 +253,23 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
     line.val_per_position = val_accuracy.per_position;
     if (fixed_point) line.forward_converged = static_cast<double>(forward_converged) / batches;
     if (o.gradient == "implicit") line.adjoint_converged = static_cast<double>(adjoint_converged) / batches;
+    if (o.jacobian_weight > 0) line.jacobian = jacobian_sum / batches;
     line.val_iters = T;
     line.seconds = seconds;
     line.peak_rss_mib = peak_rss_mib();
     metrics.push_back(line);
     state.epochs_done = epoch + 1;
     state.rng_state = rng.state();
+    if (leader) {
+      write_metrics(run.file(RunFolder::kMetrics), metrics);
+      save_model(dir, model);
+    }
+    if (ema) {
+      ema->swap();  // the trained weights again
+      if (leader) save_model(dir, model, RunFolder::kRaw);
+    }
     if (!leader) continue;
-    write_metrics(run.file(RunFolder::kMetrics), metrics);
-    save_model(dir, model);
-    save_checkpoint(dir, model, optimizer, state);
+    save_checkpoint(dir, model, optimizer, ema, state);
     std::printf(
         "epoch %3lld/%lld  lr %.2e  loss %.4f  train %5.1f%%  val %5.1f%% (positions %5.1f%%, T=%lld)  %.1f s  peak %.0f MiB\n",
         static_cast<long long>(epoch + 1), static_cast<long long>(o.epochs), lr, loss_sum / batches,
@@ -240,6 +279,7 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
       std::printf("           %s: forward solves converged in %.0f%% of the batches%s\n", o.gradient.c_str(),
                   100.0 * *line.forward_converged,
                   line.adjoint_converged ? (", adjoint solves in " + std::to_string(std::lround(100 * *line.adjoint_converged)) + "%").c_str() : "");
+    if (line.jacobian) std::printf("           jacobian penalty: ||df/dx||_F^2 / (L d) %.4g on average\n", *line.jacobian);
     std::fflush(stdout);
   }
   if (leader)
@@ -256,22 +296,26 @@ void train_from(const std::string& dir, const RunSpec& spec, torch::Device devic
   model->set_mixed_precision(is_mixed_precision(spec.train.precision));
   AdamW optimizer = make_optimizer(*model, spec);
   Random rng(spec.train.seed);
-  Checkpoint c;
-  if (from_checkpoint) {
-    c = load_checkpoint(dir, *model, optimizer);
-    rng.set_state(c.rng_state);
-  }
-  // Every rank made or read the same weights; rank 0's are made everyone's all the same, as
-  // PyTorch's DistributedDataParallel does, so that no rank can drift from the start.
+  // Every rank made the same weights; rank 0's are made everyone's all the same, as PyTorch's
+  // DistributedDataParallel does, so that no rank can drift from the start. The weight average
+  // starts from them (a resumed run reads its own from the checkpoint).
   std::vector<torch::Tensor> weights;
   for (const auto& p : model->parameters()) weights.push_back(p.data());
-  ranks.broadcast(weights);
+  if (!from_checkpoint) ranks.broadcast(weights);
+  std::optional<WeightAverage> ema;
+  if (spec.train.ema > 0) ema.emplace(*model, spec.train.ema);
+  Checkpoint c;
+  if (from_checkpoint) {
+    c = load_checkpoint(dir, *model, optimizer, ema ? &*ema : nullptr);
+    rng.set_state(c.rng_state);
+    ranks.broadcast(weights);
+  }
   if (c.epochs_done >= spec.train.epochs) {
     if (ranks.leader()) std::printf("%s: all %lld epochs are done (raise the number of epochs to train further)\n", dir.c_str(),
                 static_cast<long long>(spec.train.epochs));
     return;
   }
-  run_epochs(dir, spec, *model, optimizer, rng, c, ranks);
+  run_epochs(dir, spec, *model, optimizer, ema ? &*ema : nullptr, rng, c, ranks);
 }
 
 // Rank 0 sets the folder up (`set_up` returns the settings it wrote) and tells the others,
