@@ -83,8 +83,9 @@ cmp -s "$TMP/killed/model.safetensors" "$TMP/straight/model.safetensors" && ok |
 # three moments and resumed each time equals an uninterrupted one -----------------------------
 declare -A METHOD=([one-step]="--gradient one-step" [phantom]="--gradient phantom" [implicit]="--gradient implicit"
                    [jacobian]="--jacobian-weight 0.1" [ema]="--ema 0.9"
-                   [implicit-jacobian-ema]="--gradient implicit --jacobian-weight 0.1 --ema 0.9")
-for g in one-step phantom implicit jacobian ema implicit-jacobian-ema; do
+                   [implicit-jacobian-ema]="--gradient implicit --jacobian-weight 0.1 --ema 0.9"
+                   [halt-head]="--halt-head --halt-weight 0.5")
+for g in one-step phantom implicit jacobian ema implicit-jacobian-ema halt-head; do
   read -r -a extra <<<"${METHOD[$g]}"
   G=("${TINY[@]}" --train-count 600 "${extra[@]}" --tolerance 1e-3 --phantom-steps 2 --epochs 3)
   start=$(date +%s%N)
@@ -100,6 +101,11 @@ for g in one-step phantom implicit jacobian ema implicit-jacobian-ema; do
     *jacobian*) grep -q '"jacobian_weight": 0.1' "$TMP/g-$g/training.json" && ok || bad "$g: training.json lacks the weight"
                 [ "$(grep -c '"jacobian":' "$TMP/g-$g/metrics.jsonl")" -eq 3 ] && ok || bad "$g: metrics lack the penalty" ;;
     *) grep -q '"jacobian":' "$TMP/g-$g/metrics.jsonl" && bad "$g: a penalty recorded without one" || ok ;;
+  esac
+  case $g in
+    halt-head) grep -q '"halt_head": true' "$TMP/g-$g/config.json" && ok || bad "$g: config.json lacks the head"
+               [ "$(grep -c '"halt_accuracy":' "$TMP/g-$g/metrics.jsonl")" -eq 3 ] && ok || bad "$g: metrics lack the head's figures" ;;
+    *) grep -q '"halt_loss":' "$TMP/g-$g/metrics.jsonl" && bad "$g: a halting loss without a head" || ok ;;
   esac
   case $g in
     *ema) [ -f "$TMP/g-$g/raw.safetensors" ] && ok || bad "$g: no raw.safetensors"
@@ -129,6 +135,32 @@ expect_error "phantom needs alpha 1" "--alpha must be 1 with --gradient phantom"
   "$LOOPLAB" train "${TINY[@]}" --gradient phantom --alpha 0.5 --out "$TMP/g-bad"
 expect_error "unknown gradient" "--gradient 'adjoint': expected bptt, one-step, phantom or implicit" \
   "$LOOPLAB" train "${TINY[@]}" --gradient adjoint --out "$TMP/g-bad"
+# --- halting (eval --halt) and test-time compute against difficulty (eval --scaling) ----------
+expect_ok "eval --halt" "$LOOPLAB" eval "$TMP/g-halt-head" --halt learned,confidence,fixed-point --iters 12 --split val,hard
+python3 - "$TMP/g-halt-head/eval_halt.json" <<'PY' && ok || bad "eval_halt.json: not three rules per split"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["max_iters"] == 12 and set(r["splits"]) == {"val", "hard"}
+for s in r["splits"].values():
+    assert [x["rule"] for x in s["rules"]] == ["learned", "confidence", "fixed-point"]
+    assert all(1 <= x["mean_iters"] <= x["most_iters"] <= 12 and 0 <= x["exact"] <= 1 for x in s["rules"])
+PY
+expect_ok "eval --halt-threshold" "$LOOPLAB" eval "$TMP/g-halt-head" --halt confidence --halt-threshold 0.999 --iters 12 --split val
+grep -q '"threshold":0.999' "$TMP/g-halt-head/eval_halt.json" && ok || bad "eval --halt-threshold: not recorded"
+expect_error "learned without a head" "--halt learned needs a model with a halting head" \
+  "$LOOPLAB" eval "$TMP/g-one-step" --halt learned --iters 4
+expect_error "a threshold for two rules" "--halt-threshold needs exactly one --halt rule" \
+  "$LOOPLAB" eval "$TMP/g-halt-head" --halt learned,confidence --halt-threshold 0.5 --iters 4
+expect_error "unknown rule" "--halt 'oracle': expected learned, confidence or fixed-point" \
+  "$LOOPLAB" eval "$TMP/g-halt-head" --halt oracle --iters 4
+expect_ok "eval --scaling" "$LOOPLAB" eval "$TMP/g-halt-head" --scaling --count 3 --iters 8
+python3 - "$TMP/g-halt-head/eval_scaling.json" <<'PY' && ok || bad "eval_scaling.json: not 7 levels of 32 to 2048 bits"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [l["size"] for l in r["levels"]] == [32, 64, 128, 256, 512, 1024, 2048]
+assert all(l["result"]["count"] == 3 and len(l["result"]["rules"]) == 3 for l in r["levels"])
+PY
+
 expect_error "ema of 1" "--ema must lie in \[0, 1)" "$LOOPLAB" train "${TINY[@]}" --ema 1 --out "$TMP/g-bad"
 expect_error "negative penalty" "--jacobian-weight must be >= 0" "$LOOPLAB" train "${TINY[@]}" --jacobian-weight -1 --out "$TMP/g-bad"
 

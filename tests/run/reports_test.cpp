@@ -216,9 +216,39 @@ TEST(Reports, MetricsRoundTrip) {
   // The training methods' figures (docs/training-methods.md), present only where recorded.
   EpochMetrics methods = sample_metrics(5);
   methods.forward_converged = 0.5, methods.adjoint_converged = 0.25, methods.jacobian = 0.125;
+  methods.halt_loss = 0.375, methods.halt_accuracy = 0.875;
   expect_round_trip(methods);
   EXPECT_EQ(json(methods)["jacobian"], 0.125);
   EXPECT_FALSE(json(old).contains("jacobian"));
+}
+
+TEST(Reports, HaltAndScalingRoundTrip) {
+  HaltSplitReport s;
+  s.count = 7, s.exact_at_max = 0.5;
+  s.rules = {{"confidence", 0.9, 0.25, 3.5, 9}, {"fixed-point", 1e-4, 0.75, 12.25, 30}};
+  HaltReport h;
+  h.weights = "model.safetensors", h.max_iters = 30, h.splits["val"] = s;
+  ScalingReport sc;
+  sc.weights = "best.safetensors", sc.max_iters = 40, sc.levels = {{"32 bits", 32, s}, {"64 bits", 64, s}};
+  TempDir dir;
+  write_report(dir.file("eval_halt.json"), h);
+  write_report(dir.file("eval_scaling.json"), sc);
+  EXPECT_EQ(json(read_report<HaltReport>(dir.file("eval_halt.json"))), json(h));
+  EXPECT_EQ(json(read_report<ScalingReport>(dir.file("eval_scaling.json"))), json(sc));
+  EXPECT_EQ(json(h)["splits"]["val"]["rules"][1]["mean_iters"], 12.25);
+  // A missing key is named with its path.
+  json bad = sc;
+  bad["levels"][1]["result"]["rules"][0].erase("exact");
+  write_file_atomic(dir.file("bad.json"), bad.dump());
+  try {
+    read_report<ScalingReport>(dir.file("bad.json"));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("levels/1/result/rules/0/exact"), std::string::npos) << e.what();
+  }
+  // The tables: a row per rule under each split or level.
+  EXPECT_NE(to_text(h, {"val"}).find("fixed-point"), std::string::npos);
+  EXPECT_NE(to_text(sc).find("64 bits"), std::string::npos);
 }
 
 TEST(Reports, NonFiniteDoublesReadBackAsNaN) {
@@ -403,7 +433,7 @@ TEST(RunSpecTest, TrainOptionsRoundTrip) {
   o.preset = "paper", o.lr = 2e-4, o.epochs = 7, o.seed = 9, o.recompute = true, o.dtype = "float64";
   o.precision = "bf16-mixed", o.jacobian_weight = 0.25, o.ema = 0.99;
   const json j = to_json(o);
-  EXPECT_EQ(j.size(), 20u);
+  EXPECT_EQ(j.size(), 21u);
   // Files from before --jacobian-weight and --ema: both off.
   json before = j;
   before.erase("jacobian_weight"), before.erase("ema");

@@ -2,7 +2,9 @@
 // are unchanged from the previous iteration, written to DIR/eval.json with a compact table.
 // With --early-exit or --anderson: the cheaper evaluation of eval/accelerated.h instead (block
 // evaluations, time, accuracy at each example's convergence), written to
-// DIR/eval_accelerated.json.
+// DIR/eval_accelerated.json. With --halt: when each example stops by each halting rule
+// (DIR/eval_halt.json); with --scaling: the halting rules on the task's difficulty levels
+// (DIR/eval_scaling.json).
 #include <iostream>
 
 #include "looplab/cli/commands.h"
@@ -15,7 +17,7 @@ namespace looplab::cli {
 Command add_eval(CLI::App& parent) {
   auto* app = parent.add_subcommand("eval", "Accuracy against iterations on val and hard data");
   struct Options {
-    std::string dir, splits, iters;
+    std::string dir, splits, iters, halt;
     EvalRunOptions eval;  // run/stage_options.h: the options and their defaults
     bool json = false;
   };
@@ -40,11 +42,33 @@ Command add_eval(CLI::App& parent) {
                   "its answer is the one at its convergence (0: off)");
   app->add_option("--anderson", e.anderson,
                   "Anderson acceleration of the fixed-point iteration with memory M (type II, safeguarded; 0: off)");
+  app->add_option("--halt", o->halt,
+                  "halting rules, comma-separated: learned (the halting head), confidence (the least confident "
+                  "position's top probability), fixed-point (the relative step); each example's answer where it stops "
+                  "and the iterations spent, written to DIR/eval_halt.json");
+  app->add_option("--halt-threshold", e.halt_threshold,
+                  "the threshold of the one --halt rule (default: learned 0.5, confidence 0.9, fixed-point 1e-4)");
+  app->add_flag("--scaling", e.scaling,
+                "test-time compute against difficulty: every halting rule on the task's difficulty levels (prefix "
+                "sums: 32 to 2,048 bits; --count per level, default 100), written to DIR/eval_scaling.json");
   return {app, [o] {
             EvalRunOptions e = o->eval;
             if (!o->iters.empty()) std::tie(e.first, e.last) = parse_range(o->iters, "iters");
             if (!o->splits.empty()) e.splits = split_list(o->splits);
+            if (!o->halt.empty()) e.halt = split_list(o->halt);
             const RunFolder run(o->dir);
+            if (e.scaling) {
+              const ScalingReport report = evaluate_run_scaling(o->dir, e);
+              if (o->json) std::cout << nlohmann::json(report).dump(2) << "\n";
+              else std::cout << to_text(report) << "wrote " << run.file(RunFolder::kEvalScaling) << "\n";
+              return;
+            }
+            if (!e.halt.empty()) {
+              const HaltReport report = evaluate_run_halting(o->dir, e);
+              if (o->json) std::cout << nlohmann::json(report).dump(2) << "\n";
+              else std::cout << to_text(report, e.splits) << "wrote " << run.file(RunFolder::kEvalHalt) << "\n";
+              return;
+            }
             if (e.accelerated()) {
               const AcceleratedReport report = evaluate_run_accelerated(o->dir, e);
               if (o->json) std::cout << nlohmann::json(report).dump(2) << "\n";

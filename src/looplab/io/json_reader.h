@@ -90,6 +90,21 @@ void get(const json& j, const std::string& key, std::map<std::string, T>& out) {
     for (auto it = m.begin(); it != m.end(); ++it) nested(it.key(), [&] { from_json(it.value(), out[it.key()]); });
   });
 }
+// A list of objects, each read by its from_json.
+template <typename T>
+void get_each(const json& j, const std::string& key, std::vector<T>& out) {
+  nested(key, [&] {
+    const json& v = at(j, key);
+    if (!v.is_array()) throw KeyError("", "expected a list, got " + shown(v));
+    out.assign(v.size(), T{});
+    for (size_t i = 0; i < v.size(); ++i) nested(std::to_string(i), [&] { from_json(v[i], out[i]); });
+  });
+}
+// One object read by its from_json.
+template <typename T>
+void get_one(const json& j, const std::string& key, T& out) {
+  nested(key, [&] { from_json(at(j, key), out); });
+}
 // Leaves `out` as it is when the key is absent (a key added in a later schema version).
 template <typename T>
 void get_optional(const json& j, const std::string& key, T& out) {

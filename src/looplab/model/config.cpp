@@ -116,11 +116,12 @@ int64_t parameter_count(const ModelConfig& c) {
                         (c.norm == Norm::kGru ? 2 * (3 * d * d) + 2 * 3 * d : 0);
   const int64_t head = d + (d * d + d) + (d * c.out_channels + c.out_channels);
   const int64_t projection = d * c.in_channels + d;
-  return c.blocks * block + head + projection;
+  const int64_t halt = c.halt_head ? d + 1 : 0;
+  return c.blocks * block + head + projection + halt;
 }
 
 json to_json(const ModelConfig& c) {
-  return json{{"format", "looplab-model"},
+  json j{{"format", "looplab-model"},
               {"schema_version", kModelVersion},
               {"task", c.task},
               {"recall", to_string(c.recall)},
@@ -135,6 +136,8 @@ json to_json(const ModelConfig& c) {
               {"attention", c.neighbourhood_attention ? "neighbourhood" : "full"},
               {"window", c.window},
               {"rope_base", c.rope_base}};
+  if (c.halt_head) j["halt_head"] = true;
+  return j;
 }
 
 ModelConfig model_config(const ModelShape& s) {
@@ -182,6 +185,7 @@ ModelConfig config_from_json(const json& j, const std::string& source) {
     c.neighbourhood_attention = attention != "full";
     get(j, "window", c.window);
     get_optional(j, "rope_base", c.rope_base);
+    get_optional(j, "halt_head", c.halt_head);
     return c;
   });
   try {

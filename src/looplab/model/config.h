@@ -45,6 +45,10 @@ struct ModelConfig {
   bool neighbourhood_attention = true;  // neighbourhood attention of `window` keys per axis, else full
   int64_t window = 5;
   double rope_base = 10000.0;
+  // A halting head (`looplab train --halt-head`, eval/halting.h): Linear(d, 1) on the state's
+  // mean over positions, the logit that the current answer is exactly right. config.json's
+  // "halt_head", written only when true.
+  bool halt_head = false;
 
   int64_t head_dim() const { return width / heads; }
   int64_t spatial_dims() const { return static_cast<int64_t>(grid.size()); }

@@ -216,6 +216,8 @@ LoopedTransformerImpl::LoopedTransformerImpl(const ModelConfig& config) : config
   for (int64_t i = 0; i < config_.blocks; ++i) recur_blocks->push_back(Block(config_));
   head = register_module("head", torch::nn::Sequential(RMSNorm(d), AtenLinear(d, d), torch::nn::GELU(),
                                                        AtenLinear(d, config_.out_channels)));
+  // Registered last, so that a model without it keeps the same parameter order.
+  if (config_.halt_head) halt = register_module("halt", AtenLinear(d, 1));
 }
 
 std::vector<int64_t> LoopedTransformerImpl::grid_for(int64_t positions) const {
@@ -317,6 +319,12 @@ Loop Loop::from_x0(LoopedTransformerImpl& model, const torch::Tensor& x0) { retu
 torch::Tensor Loop::step(const torch::Tensor& x) const {
   const AutocastScope mixed(model_->device(), model_->mixed_precision());
   return model_->iterate(x, recall_, *positions_);
+}
+
+torch::Tensor LoopedTransformerImpl::halt_logits(const torch::Tensor& state) {
+  if (!halt) throw Error("this model has no halting head (train it with --halt-head)");
+  // In the weights' dtype, outside autocast: one d-vector per example.
+  return halt->forward(state.to(dtype()).mean(1)).squeeze(-1);  // [B, L, d] -> [B, d] -> [B]
 }
 
 torch::Tensor Loop::logits(const torch::Tensor& state) const {

@@ -131,6 +131,10 @@ class LoopedTransformerImpl : public torch::nn::Module {
   // `iterations` iterations of Loop(*this, input), then the head.
   Output forward(const torch::Tensor& input, int64_t iterations);
 
+  // The halting head on a state ([B, L, d] -> [B]): the logit that the answer read from it is
+  // exactly right. Throws looplab::Error for a model without one (ModelConfig::halt_head).
+  torch::Tensor halt_logits(const torch::Tensor& state);
+
   // See AttentionImpl::twice_differentiable.
   void set_twice_differentiable(bool twice);
 
@@ -147,6 +151,7 @@ class LoopedTransformerImpl : public torch::nn::Module {
   AtenLinear projection{nullptr};
   torch::nn::ModuleList recur_blocks{nullptr};
   torch::nn::Sequential head{nullptr};
+  AtenLinear halt{nullptr};  // config().halt_head only: Linear(d, 1) on the mean state
 
  private:
   friend class Loop;  // the one place that assembles the pieces below into a run

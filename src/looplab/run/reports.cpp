@@ -123,6 +123,68 @@ void from_json(const json& j, AcceleratedReport& r) {
   get(j, "splits", r.splits);
 }
 
+// ---- eval_halt.json, eval_scaling.json -------------------------------------------------------
+
+void to_json(json& j, const HaltRuleReport& r) {
+  j = {{"rule", r.rule}, {"threshold", r.threshold}, {"exact", r.exact}, {"mean_iters", r.mean_iters},
+       {"most_iters", r.most_iters}};
+}
+
+void from_json(const json& j, HaltRuleReport& r) {
+  need_object(j);
+  get(j, "rule", r.rule);
+  get(j, "threshold", r.threshold);
+  get(j, "exact", r.exact);
+  get(j, "mean_iters", r.mean_iters);
+  get(j, "most_iters", r.most_iters);
+}
+
+void to_json(json& j, const HaltSplitReport& r) {
+  j = {{"count", r.count}, {"exact_at_max", r.exact_at_max}, {"rules", r.rules}};
+}
+
+void from_json(const json& j, HaltSplitReport& r) {
+  need_object(j);
+  get(j, "count", r.count);
+  get(j, "exact_at_max", r.exact_at_max);
+  get_each(j, "rules", r.rules);
+}
+
+void to_json(json& j, const HaltReport& r) {
+  j = {{"schema_version", HaltReport::kSchemaVersion}, {"weights", r.weights}, {"max_iters", r.max_iters},
+       {"splits", r.splits}};
+}
+
+void from_json(const json& j, HaltReport& r) {
+  r.schema_version = read_version<HaltReport>(j);
+  get(j, "weights", r.weights);
+  get(j, "max_iters", r.max_iters);
+  get(j, "splits", r.splits);
+}
+
+void to_json(json& j, const ScalingLevelReport& r) {
+  j = {{"label", r.label}, {"size", r.size}, {"result", r.result}};
+}
+
+void from_json(const json& j, ScalingLevelReport& r) {
+  need_object(j);
+  get(j, "label", r.label);
+  get(j, "size", r.size);
+  get_one(j, "result", r.result);
+}
+
+void to_json(json& j, const ScalingReport& r) {
+  j = {{"schema_version", ScalingReport::kSchemaVersion}, {"weights", r.weights}, {"max_iters", r.max_iters},
+       {"levels", r.levels}};
+}
+
+void from_json(const json& j, ScalingReport& r) {
+  r.schema_version = read_version<ScalingReport>(j);
+  get(j, "weights", r.weights);
+  get(j, "max_iters", r.max_iters);
+  get_each(j, "levels", r.levels);
+}
+
 // ---- analysis.json ------------------------------------------------------------------------
 
 void to_json(json& j, const ExampleReport& r) {
@@ -311,6 +373,8 @@ void to_json(json& j, const EpochMetrics& r) {
   if (r.forward_converged) j["forward_converged"] = *r.forward_converged;
   if (r.adjoint_converged) j["adjoint_converged"] = *r.adjoint_converged;
   if (r.jacobian) j["jacobian"] = *r.jacobian;
+  if (r.halt_loss) j["halt_loss"] = *r.halt_loss;
+  if (r.halt_accuracy) j["halt_accuracy"] = *r.halt_accuracy;
 }
 
 void from_json(const json& j, EpochMetrics& r) {
@@ -332,7 +396,8 @@ void from_json(const json& j, EpochMetrics& r) {
   get(j, "peak_rss_mib", r.peak_rss_mib);
   for (auto [key, field] : {std::make_pair("forward_converged", &r.forward_converged),
                             std::make_pair("adjoint_converged", &r.adjoint_converged),
-                            std::make_pair("jacobian", &r.jacobian)}) {
+                            std::make_pair("jacobian", &r.jacobian), std::make_pair("halt_loss", &r.halt_loss),
+                            std::make_pair("halt_accuracy", &r.halt_accuracy)}) {
     field->reset();
     if (j.contains(key)) {
       double v = 0;
@@ -360,6 +425,10 @@ template AnalysisReport read_report<AnalysisReport>(const std::string&);
 template void write_report<EvalReport>(const std::string&, const EvalReport&);
 template void write_report<AcceleratedReport>(const std::string&, const AcceleratedReport&);
 template void write_report<AnalysisReport>(const std::string&, const AnalysisReport&);
+template HaltReport read_report<HaltReport>(const std::string&);
+template ScalingReport read_report<ScalingReport>(const std::string&);
+template void write_report<HaltReport>(const std::string&, const HaltReport&);
+template void write_report<ScalingReport>(const std::string&, const ScalingReport&);
 
 std::vector<EpochMetrics> read_metrics(const std::string& path) {
   const std::string text = read_file(path);
@@ -440,6 +509,44 @@ std::string to_text(const AcceleratedReport& r, const std::vector<std::string>& 
   std::snprintf(buf, sizeof buf, "(plain iteration: %lld block evaluations per example)\n",
                 static_cast<long long>(r.max_iters));
   return out + buf;
+}
+
+namespace {
+
+// One table row per rule of a split or level: "exact % / mean iterations (most)".
+std::string halt_rows(const std::string& name, const HaltSplitReport& s, int64_t max_iters) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%-12s %8lld  %-12s %10s %11.2f %11lld %6lld\n", name.c_str(),
+                static_cast<long long>(s.count), "none", "", 100 * s.exact_at_max, static_cast<long long>(max_iters),
+                static_cast<long long>(max_iters));
+  std::string out = buf;
+  for (const HaltRuleReport& r : s.rules) {
+    std::snprintf(buf, sizeof buf, "%-12s %8s  %-12s %10.3g %11.2f %11.1f %6lld\n", "", "", r.rule.c_str(), r.threshold,
+                  100 * r.exact, r.mean_iters, static_cast<long long>(r.most_iters));
+    out += buf;
+  }
+  return out;
+}
+
+std::string halt_header(const char* first) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%-12s %8s  %-12s %10s %11s %11s %6s\n", first, "examples", "halting", "threshold",
+                "exact %", "mean iters", "most");
+  return buf;
+}
+
+}  // namespace
+
+std::string to_text(const HaltReport& r, const std::vector<std::string>& order) {
+  std::string out = halt_header("split");
+  for (const std::string& name : order) out += halt_rows(name, r.splits.at(name), r.max_iters);
+  return out;
+}
+
+std::string to_text(const ScalingReport& r) {
+  std::string out = halt_header("level");
+  for (const ScalingLevelReport& l : r.levels) out += halt_rows(l.label, l.result, r.max_iters);
+  return out;
 }
 
 }  // namespace looplab

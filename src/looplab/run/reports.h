@@ -59,6 +59,44 @@ struct AcceleratedReport {
   std::map<std::string, AcceleratedSplitReport> splits;
 };
 
+// ---- eval_halt.json and eval_scaling.json (eval/halting.h) ---------------------------------
+
+// One halting rule on one split or level.
+struct HaltRuleReport {
+  std::string rule;        // learned, confidence or fixed-point
+  double threshold = 0;    // its threshold
+  double exact = 0;        // exact accuracy of the answers where each example stopped
+  double mean_iters = 0;   // the iterations they spent, on average
+  int64_t most_iters = 0;  // and the most any spent
+};
+struct HaltSplitReport {
+  int64_t count = 0;        // examples
+  double exact_at_max = 0;  // exact accuracy with no halting: every example run max_iters
+  std::vector<HaltRuleReport> rules;
+};
+// `looplab eval DIR --halt RULE` (DIR/eval_halt.json).
+struct HaltReport {
+  static constexpr int kSchemaVersion = 1;
+  int schema_version = kSchemaVersion;
+  std::string weights;
+  int64_t max_iters = 0;
+  std::map<std::string, HaltSplitReport> splits;
+};
+// `looplab eval DIR --scaling` (DIR/eval_scaling.json): the same per difficulty level, easiest
+// first (prefix sums: input lengths).
+struct ScalingLevelReport {
+  std::string label;  // e.g. "64 bits"
+  int64_t size = 0;   // positions per input
+  HaltSplitReport result;
+};
+struct ScalingReport {
+  static constexpr int kSchemaVersion = 1;
+  int schema_version = kSchemaVersion;
+  std::string weights;
+  int64_t max_iters = 0;
+  std::vector<ScalingLevelReport> levels;
+};
+
 // ---- analysis.json ------------------------------------------------------------------------
 
 struct Spread {
@@ -138,6 +176,9 @@ struct EpochMetrics {
   std::optional<double> forward_converged, adjoint_converged;
   // --jacobian-weight: the epoch's mean estimate of ||df/dx||_F^2 / (L d) (before the weight).
   std::optional<double> jacobian;
+  // With a halting head: its mean binary cross-entropy, and the fraction of examples whose
+  // logit's sign (> 0: right) matched whether the answer was exactly right.
+  std::optional<double> halt_loss, halt_accuracy;
 };
 
 // to_json / from_json of each (nlohmann's conventions, so `json j = report;` and
@@ -154,6 +195,16 @@ void to_json(nlohmann::json& j, const AcceleratedSplitReport& r);
 void from_json(const nlohmann::json& j, AcceleratedSplitReport& r);
 void to_json(nlohmann::json& j, const AcceleratedReport& r);
 void from_json(const nlohmann::json& j, AcceleratedReport& r);
+void to_json(nlohmann::json& j, const HaltRuleReport& r);
+void from_json(const nlohmann::json& j, HaltRuleReport& r);
+void to_json(nlohmann::json& j, const HaltSplitReport& r);
+void from_json(const nlohmann::json& j, HaltSplitReport& r);
+void to_json(nlohmann::json& j, const HaltReport& r);
+void from_json(const nlohmann::json& j, HaltReport& r);
+void to_json(nlohmann::json& j, const ScalingLevelReport& r);
+void from_json(const nlohmann::json& j, ScalingLevelReport& r);
+void to_json(nlohmann::json& j, const ScalingReport& r);
+void from_json(const nlohmann::json& j, ScalingReport& r);
 void to_json(nlohmann::json& j, const ExampleReport& r);
 void from_json(const nlohmann::json& j, ExampleReport& r);
 void to_json(nlohmann::json& j, const AnalysisSplitReport& r);
@@ -174,6 +225,8 @@ void write_report(const std::string& path, const Report& report);
 // The reports as tables for a terminal, splits in the given order (`looplab eval`).
 std::string to_text(const EvalReport& r, const std::vector<std::string>& order);
 std::string to_text(const AcceleratedReport& r, const std::vector<std::string>& order);
+std::string to_text(const HaltReport& r, const std::vector<std::string>& order);
+std::string to_text(const ScalingReport& r);
 
 // metrics.jsonl: every complete line (a torn last line from a kill is dropped).
 std::vector<EpochMetrics> read_metrics(const std::string& path);

@@ -56,6 +56,7 @@ void check(const RunSpec& s) {
   need(o.tolerance > 0, "tolerance", " must be positive");
   need(o.jacobian_weight >= 0, "jacobian_weight", " must be >= 0");
   need(o.ema >= 0 && o.ema < 1, "ema", " must lie in [0, 1)");
+  need(o.halt_weight >= 0, "halt_weight", " must be >= 0");
   need(o.precision == "float32" || o.dtype == "float32", "precision",
        " bf16-mixed keeps float32 weights: it needs --dtype float32, not " + o.dtype);
   validate(s.model);
@@ -88,7 +89,7 @@ json to_json(const TrainOptions& o) {
           {"dtype", o.dtype},         {"precision", o.precision},
           {"gradient", o.gradient},   {"phantom_steps", o.phantom_steps},
           {"phantom_damping", o.phantom_damping}, {"tolerance", o.tolerance},
-          {"jacobian_weight", o.jacobian_weight}, {"ema", o.ema}};
+          {"jacobian_weight", o.jacobian_weight}, {"ema", o.ema}, {"halt_weight", o.halt_weight}};
 }
 
 TrainOptions train_options_from_json(const json& j, const std::string& source) {
@@ -118,6 +119,7 @@ TrainOptions train_options_from_json(const json& j, const std::string& source) {
       get_optional(j, "tolerance", o.tolerance);
       get_optional(j, "jacobian_weight", o.jacobian_weight);  // absent before 2026-12-04: off
       get_optional(j, "ema", o.ema);
+      get_optional(j, "halt_weight", o.halt_weight);
     });
     return o;
   });

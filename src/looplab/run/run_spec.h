@@ -59,6 +59,11 @@ struct TrainOptions {
   // weights. When set, val accuracy, model.safetensors and best.safetensors are the EMA's, and
   // raw.safetensors keeps the trained weights. 0: off.
   double ema = 0;
+  // With a halting head (ModelConfig::halt_head): the weight of its binary cross-entropy
+  // against "the answer at the state the loss is read from is exactly right" (`--halt-weight`).
+  // The head reads that state detached: it learns to judge the model's states without changing
+  // them (HRM's and TRM's Q-heads train the model too).
+  double halt_weight = 1;
 };
 
 // training.json's schema. 3: "training_iters" (T) for version 2's "max_iters", which meant

@@ -48,6 +48,13 @@ struct EvalRunOptions {
   double tolerance = 0;
   int64_t anderson = 0;
   bool accelerated() const { return tolerance > 0 || anderson > 0; }
+  // Halting (eval/halting.h): --halt, the rules each example is stopped by (learned,
+  // confidence, fixed-point; evaluate_run_halting); --halt-threshold, the threshold of the one
+  // rule given (0: each rule's default); --scaling, the rules on the task's difficulty levels
+  // (evaluate_run_scaling: every rule the model has, `count` examples per level, 0: 100).
+  std::vector<std::string> halt;
+  double halt_threshold = 0;
+  bool scaling = false;
 };
 
 // `looplab analyze DIR` and a sweep's [analyze].

@@ -10,6 +10,7 @@
 
 #include "looplab/eval/accelerated.h"
 #include "looplab/eval/evaluate.h"
+#include "looplab/eval/halting.h"
 #include "looplab/io/atomic_file.h"
 #include "looplab/io/json_file.h"
 #include "looplab/io/json_reader.h"
@@ -94,6 +95,26 @@ void check(const EvalRunOptions& o) {
   if (o.first < 1 || o.last < o.first) throw Error("--iters: need 1 <= FIRST <= LAST");
   if (o.batch < 1 || o.count < 0) throw Error("--batch must be >= 1 and --count >= 0");
   if (o.tolerance < 0 || o.anderson < 0) throw Error("--early-exit and --anderson must be >= 0");
+  if (o.halt_threshold < 0) throw Error("--halt-threshold must be >= 0");
+  if (o.halt_threshold > 0 && o.halt.size() != 1) throw Error("--halt-threshold needs exactly one --halt rule");
+  for (const std::string& rule : o.halt) parse_halt_rule(rule);
+}
+
+// The rules of o.halt with their thresholds; none given: every rule the model has.
+std::vector<std::pair<HaltRule, double>> halt_rules(const EvalRunOptions& o, const ModelConfig& c) {
+  std::vector<std::pair<HaltRule, double>> rules;
+  if (o.halt.empty()) {
+    for (const std::string& name : halt_rule_names())
+      if (name != "learned" || c.halt_head) rules.emplace_back(parse_halt_rule(name), default_halt_threshold(parse_halt_rule(name)));
+    return rules;
+  }
+  for (const std::string& name : o.halt) {
+    const HaltRule r = parse_halt_rule(name);
+    if (r == HaltRule::kLearned && !c.halt_head)
+      throw Error("--halt learned needs a model with a halting head (train it with --halt-head)");
+    rules.emplace_back(r, o.halt_threshold > 0 ? o.halt_threshold : default_halt_threshold(r));
+  }
+  return rules;
 }
 
 // The run's model as an evaluation runs it: the chosen weights, device and dtype, in eval mode,
@@ -145,6 +166,51 @@ EvalReport evaluate_run(const std::string& dir, const EvalRunOptions& o) {
   }
   write_report(run.file(RunFolder::kEval), report);
   fs::remove(partial);
+  return report;
+}
+
+HaltReport evaluate_run_halting(const std::string& dir, const EvalRunOptions& o) {
+  check(o);
+  const RunFolder run(dir);
+  const std::string weights = run.weights(o.weights);
+  EvalRunOptions settled = o;
+  LoopedTransformer model = load_for_evaluation(run, settled);
+  const auto rules = halt_rules(o, model->config());
+  DataOptions data = run.evaluation_data();
+  HaltReport report;
+  report.weights = weights;
+  report.max_iters = o.last;
+  for (const std::string& name : o.splits) {
+    if (o.count) data.set_count(name, o.count);
+    const Split split = load_split(data, name);
+    Progress progress("halting on " + name, Progress::Log::kNone);
+    report.splits[name] = halt_split_report(halt_traces(*model, split, o.last, o.batch, std::ref(progress)), rules);
+    progress.clear();
+  }
+  write_report(run.file(RunFolder::kEvalHalt), report);
+  return report;
+}
+
+ScalingReport evaluate_run_scaling(const std::string& dir, const EvalRunOptions& o) {
+  check(o);
+  const RunFolder run(dir);
+  const std::string weights = run.weights(o.weights);
+  EvalRunOptions settled = o;
+  LoopedTransformer model = load_for_evaluation(run, settled);
+  const auto rules = halt_rules(o, model->config());
+  const Task& t = task(model->config().task);
+  const std::vector<Level> levels = t.difficulty_levels(run.evaluation_data(), o.count > 0 ? o.count : 100);
+  if (levels.empty()) throw Error("--scaling: the task " + t.name() + " has no difficulty levels yet");
+  ScalingReport report;
+  report.weights = weights;
+  report.max_iters = o.last;
+  for (const Level& level : levels) {
+    const Split split = to_split(level.label, level.examples);
+    Progress progress("scaling: " + level.label, Progress::Log::kNone);
+    report.levels.push_back({level.label, level.size, halt_split_report(halt_traces(*model, split, o.last, o.batch, std::ref(progress)), rules)});
+    progress.clear();
+  }
+  write_report(run.file(RunFolder::kEvalScaling), report);
   return report;
 }
 

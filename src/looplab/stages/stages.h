@@ -24,6 +24,15 @@ EvalReport evaluate_run(const std::string& dir, const EvalRunOptions& o);
 // acceleration of memory o.anderson. Writes DIR/eval_accelerated.json.
 AcceleratedReport evaluate_run_accelerated(const std::string& dir, const EvalRunOptions& o);
 
+// Halting (eval/halting.h): every split run o.last iterations, each example stopped by each
+// rule of o.halt. Writes DIR/eval_halt.json.
+HaltReport evaluate_run_halting(const std::string& dir, const EvalRunOptions& o);
+// Test-time compute against difficulty: the task's difficulty levels (Task::difficulty_levels,
+// o.count examples each, 0: 100), each run o.last iterations and stopped by every rule the
+// model has (learned only with a halting head; o.halt, when given, chooses). Writes
+// DIR/eval_scaling.json.
+ScalingReport evaluate_run_scaling(const std::string& dir, const EvalRunOptions& o);
+
 // `text` (optional) receives the summary lines: the recall matrices' spectral radii, then each
 // split's.
 AnalysisReport analyze_run(const std::string& dir, const AnalyzeRunOptions& o, std::string* text = nullptr);

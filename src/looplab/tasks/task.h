@@ -139,6 +139,13 @@ struct Demo {
   int64_t paper_run_val_count = 0, paper_run_hard_count = 0;
 };
 
+// A difficulty level of a task (`looplab eval --scaling`): its examples and what sets them apart.
+struct Level {
+  std::string label;  // e.g. "256 bits"
+  int64_t size = 0;   // positions per input
+  Examples examples;
+};
+
 class Task {
  public:
   virtual ~Task() = default;
@@ -160,6 +167,9 @@ class Task {
   // form; targets need not be right.
   virtual Examples synthetic(int64_t count, int64_t positions, uint64_t seed) const = 0;
 
+  // `looplab eval --scaling`: `count` examples per difficulty level, easiest first, from the
+  // run's data options. Default: none (eval --scaling says the task has none yet).
+  virtual std::vector<Level> difficulty_levels(const DataOptions& data, int64_t count) const;
   // `looplab data NAME`: writes generated examples to a file.
   virtual Tool generator() const = 0;
   // `looplab NAME TOOL`: commands of the task's own (none by default).

@@ -23,6 +23,7 @@
 #include "looplab/run/model_folder.h"
 #include "looplab/runtime.h"
 #include "looplab/train/adamw.h"
+#include "looplab/train/halt_loss.h"
 #include "looplab/train/jacobian_penalty.h"
 #include "looplab/train/weight_average.h"
 #include "looplab/train/progressive_loss.h"
@@ -152,6 +153,8 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
     const auto start = std::chrono::steady_clock::now();
     int64_t forward_converged = 0, adjoint_converged = 0;  // batches, this rank's
     double jacobian_sum = 0;                                // the whole batches' penalties
+    double halt_loss_sum = 0, halt_accuracy_sum = 0;        // and halting heads' loss and accuracy
+    const bool halt_head = model.config().halt_head;
     const double lr = learning_rate(o.lr, epoch, o.cooldown_epoch);
     model.train();
     const std::vector<int64_t> order = rng.permutation(n_examples);
@@ -200,12 +203,16 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
         const torch::Tensor v = projections(rng, batch_hi - batch_lo, lo - batch_lo, hi - lo, loss_state);
         jacobian = jacobian_backward(model, input, loss_state, v, o.jacobian_weight);
       }
+      HaltLoss halt;
+      if (halt_head)
+        halt = halt_backward(model, loss_state, (predict(logits, model) == target).all(1), o.halt_weight);
       const double batch_right = share > 0 ? (predict(logits, model) == target).all(1).sum().item<double>() : 0.0;
       // The whole batch's mean gradient, loss and right answers, the same on every rank.
-      std::vector<double> sums{share * loss, batch_right, share * jacobian};
+      std::vector<double> sums{share * loss, batch_right, share * jacobian, share * halt.loss, share * halt.accuracy};
       ranks.sum_gradients(params, share, sums);
       loss = sums[0];
       jacobian_sum += sums[2];
+      halt_loss_sum += sums[3], halt_accuracy_sum += sums[4];
       if (!std::isfinite(loss))
         throw Error("training diverged: non-finite loss in epoch " + std::to_string(epoch) + ", batch " +
                     std::to_string(b) + " (the run folder keeps the last good epoch)");
@@ -254,6 +261,7 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
     if (fixed_point) line.forward_converged = static_cast<double>(forward_converged) / batches;
     if (o.gradient == "implicit") line.adjoint_converged = static_cast<double>(adjoint_converged) / batches;
     if (o.jacobian_weight > 0) line.jacobian = jacobian_sum / batches;
+    if (halt_head) line.halt_loss = halt_loss_sum / batches, line.halt_accuracy = halt_accuracy_sum / batches;
     line.val_iters = T;
     line.seconds = seconds;
     line.peak_rss_mib = peak_rss_mib();
@@ -279,6 +287,9 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
       std::printf("           %s: forward solves converged in %.0f%% of the batches%s\n", o.gradient.c_str(),
                   100.0 * *line.forward_converged,
                   line.adjoint_converged ? (", adjoint solves in " + std::to_string(std::lround(100 * *line.adjoint_converged)) + "%").c_str() : "");
+    if (line.halt_loss)
+      std::printf("           halting head: loss %.4f, right about the answer for %.1f%% of the examples\n", *line.halt_loss,
+                  100.0 * *line.halt_accuracy);
     if (line.jacobian) std::printf("           jacobian penalty: ||df/dx||_F^2 / (L d) %.4g on average\n", *line.jacobian);
     std::fflush(stdout);
   }
