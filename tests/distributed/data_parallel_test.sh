@@ -32,7 +32,8 @@ ranks() {
   return $rc
 }
 
-small="--task prefix-sums --width 16 --heads 2 --train-count 2000 --val-count 100 --epochs 3 --max-iters 6 --train-bits 8 --seed 3"
+base="--task prefix-sums --width 16 --heads 2 --train-count 2000 --val-count 100 --max-iters 6 --train-bits 8 --seed 3"
+small="$base --epochs 3"
 
 # One process with batch 500 against two ranks with 250 each (--batch is the global batch).
 expect_ok "one process" "$LOOPLAB" --threads 1 train $small --batch 500 --out one
@@ -56,6 +57,21 @@ expect_ok "one process, float64" "$LOOPLAB" --threads 1 train $small --batch 500
 ranks 2 two64 $small --batch 500 --dtype float64 && ok || bad "two ranks (float64) failed: $(cat two64.*.log)"
 compare one64/model.safetensors two64/model.safetensors 1e-12 >cmp.txt && ok || bad "float64 weights differ: $(cat cmp.txt)"
 echo "float64, 1 rank x 500 vs 2 ranks x 250: $(cat cmp.txt)"
+
+# The training methods (docs/training-methods.md) on two ranks: the Jacobian penalty (each rank
+# its rows of the batch's projections), the weight average and the halting head give one
+# process's weights, raw and averaged; phantom and implicit run (their solves stop per rank: a
+# rank's part of the batch converges on its own, so they are not compared).
+methods="--jacobian-weight 0.1 --ema 0.9 --halt-head --dtype float64"
+expect_ok "one process, methods" "$LOOPLAB" --threads 1 train $small --batch 500 $methods --out onem
+ranks 2 twom $small --batch 500 $methods && ok || bad "two ranks (methods) failed: $(cat twom.*.log)"
+for f in model raw; do
+  compare onem/$f.safetensors twom/$f.safetensors 1e-10 >cmp.txt && ok || bad "methods, $f weights differ: $(cat cmp.txt)"
+  echo "penalty, average and halting head in float64, $f weights, 1 rank x 500 vs 2 ranks x 250: $(cat cmp.txt)"
+done
+for g in phantom implicit; do
+  ranks 2 two-$g $base --batch 500 --epochs 1 --gradient $g --tolerance 1e-3 && ok || bad "two ranks ($g) failed: $(cat two-$g.*.log)"
+done
 
 # 2003 examples in batches of 1001: the last batch has one example, so one rank has none.
 odd="--task prefix-sums --width 16 --heads 2 --train-count 2003 --val-count 101 --epochs 2 --max-iters 6 --train-bits 8 --seed 4 --batch 1001"
