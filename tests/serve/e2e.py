@@ -417,6 +417,18 @@ try:
                     "--heads", "2", "--seed", "1", "--out", d)
             run_cli("eval", d, "--split", "val", "--iters", "1:12", "--count", "6")
             run_cli("analyze", d, "--split", "val", "--count", "6", "--iters", "12", "--detail", "2")
+            run_cli("eval", d, "--scaling", "--count", "2", "--iters", "6")
+            # An untrained model runs every example to the end under every rule: distinct numbers
+            # written over the command line's file make the check below able to tell them apart.
+            scaling_file = os.path.join(d, "eval_scaling.json")
+            with open(scaling_file) as f:
+                sc = json.load(f)
+            for i, lv in enumerate(sc["levels"]):
+                lv["result"]["exact_at_max"] = 0.9 - 0.1 * i
+                for k, rule in enumerate(lv["result"]["rules"]):
+                    rule["mean_iters"], rule["exact"] = 1.5 + i + 0.25 * k, 0.05 * i + 0.01 * k
+            with open(scaling_file, "w") as f:
+                json.dump(sc, f)
             second, url = start_server("--runs", tmp)
             open_page("/runs.html", url)
             network_idle()
@@ -433,6 +445,12 @@ try:
                   "runs: accuracy and settled predictions against iterations are eval.json's")
             check(same(drawn[8], [[a["accuracy"]["iterations"], a["accuracy"]["exact"]]]),
                   "runs: the analysis plot is analysis.json's accuracy against iterations")
+            xs = [math.log2(lv["size"]) for lv in sc["levels"]]
+            rules = range(len(sc["levels"][0]["result"]["rules"]))
+            check(same(drawn[9], [[xs, [lv["result"]["rules"][i]["mean_iters"] for lv in sc["levels"]]] for i in rules])
+                  and same(drawn[10], [[xs, [lv["result"]["exact_at_max"] for lv in sc["levels"]]]] +
+                           [[xs, [lv["result"]["rules"][i]["exact"] for lv in sc["levels"]]] for i in rules]),
+                  "runs: the scaling plots are eval_scaling.json's iterations and accuracy per rule against log2 size")
             row = js("return [...document.querySelector('table.wide tbody tr').cells].map(c => c.textContent)")
 
             def pct(x):

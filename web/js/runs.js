@@ -1,7 +1,7 @@
 // The runs page: every run folder under `looplab serve --runs DIR` (GET /api/runs), and for the
 // selected ones (GET /api/runs/NAME) their configs side by side, the training curves of
-// metrics.jsonl, accuracy and convergence against iterations from eval.json, and analysis.json,
-// overlaid. runs.html?runs=A,B selects A and B.
+// metrics.jsonl, accuracy and convergence against iterations from eval.json, analysis.json, and
+// test-time compute against difficulty from eval_scaling.json, overlaid. runs.html?runs=A,B selects A and B.
 import { api, h, Plot, nav, rendered, showError, fmt, palette } from './lab.js';
 
 const main = document.querySelector('main');
@@ -71,6 +71,23 @@ function evalSeries(runs, source, key, transform = v => v) {
   return out;
 }
 
+// eval_scaling.json: per run and halting rule, `key` of each level against log2 of its size
+// (no halting: every example run max_iters, exact_at_max).
+const ruleDashes = { none: [2, 3], learned: undefined, confidence: [8, 4], 'fixed-point': [4, 2, 1, 2] };
+function scalingSeries(runs, key) {
+  const out = [];
+  for (const r of runs) {
+    const levels = r.scaling && r.scaling.levels;
+    if (!Array.isArray(levels) || !levels.length) continue;
+    const x = levels.map(l => Math.log2(l.size));
+    const rules = levels[0].result.rules.map(u => u.rule);
+    if (key === 'exact') out.push({ name: `${r.name} · no halting`, x, y: levels.map(l => l.result.exact_at_max), color: color(r.name), dash: ruleDashes.none });
+    for (const [i, rule] of rules.entries())
+      out.push({ name: `${r.name} · ${rule}`, x, y: levels.map(l => (l.result.rules[i] ? l.result.rules[i][key] : null)), color: color(r.name), dash: ruleDashes[rule] });
+  }
+  return out;
+}
+
 function analysisTable(runs) {
   const rows = [];
   for (const r of runs) {
@@ -119,6 +136,10 @@ async function draw() {
   el.analysis.replaceChildren(analysisTable(runs));
   plots.analysis.update({ hideEmpty: true, title: 'Exact accuracy against iterations (analysis.json)', x_label: 'iterations', y_label: 'exact accuracy', yRange: [0, 1.02],
     series: evalSeries(runs, r => r.analysis && { splits: Object.fromEntries(Object.entries(r.analysis.splits || {}).map(([k, s]) => [k, s.accuracy || {}])) }, 'exact') });
+  const scaled = runs.filter(r => r.scaling);
+  el.scalingNote.replaceChildren(scaled.length ? '' : h('p', { class: 'note' }, 'None of the selected runs has an eval_scaling.json; ', h('code', {}, 'looplab eval DIR --scaling'), ' writes one.'));
+  plots.scaling_iters.update({ hideEmpty: true, title: 'Iterations spent against input size, per halting rule (eval_scaling.json)', x_label: 'log2 size', y_label: 'mean iterations', series: scalingSeries(runs, 'mean_iters') });
+  plots.scaling_exact.update({ hideEmpty: true, title: 'Exact accuracy at the stop against input size', x_label: 'log2 size', y_label: 'exact accuracy', yRange: [0, 1.02], series: scalingSeries(runs, 'exact') });
   document.body.dataset.selected = [...selected].join(',');
   rendered();
 }
@@ -144,13 +165,16 @@ el.list = h('section', {}),
 h('section', {}, h('h2', {}, 'Configuration'), el.config = h('div', { class: 'scroll' }), el.errors = h('ul', { class: 'errors' })),
 el.training = h('section', {}, h('h2', {}, 'Training curves (metrics.jsonl)'), el.trainNote = h('div')),
 el.eval = h('section', {}, h('h2', {}, 'Accuracy and convergence against iterations (eval.json)'), el.evalNote = h('div')),
-h('section', {}, h('h2', {}, 'Fixed-point analysis (analysis.json)'), el.analysis = h('div', { class: 'scroll' }), el.analysisPlot = h('div', { class: 'plots' })));
+h('section', {}, h('h2', {}, 'Fixed-point analysis (analysis.json)'), el.analysis = h('div', { class: 'scroll' }), el.analysisPlot = h('div', { class: 'plots' })),
+el.scaling = h('section', {}, h('h2', {}, 'Test-time compute against difficulty (eval_scaling.json)'), el.scalingNote = h('div')));
 const grid = (parent) => { const g = h('div', { class: 'plots' }); parent.append(g); return g; };
 const tg = grid(el.training);
 for (const k of ['loss', 'accuracy', 'lr', 'seconds']) newPlot(k, tg);
 const eg = grid(el.eval);
 for (const k of ['exact', 'per_position', 'step', 'unchanged']) newPlot(k, eg);
 newPlot('analysis', el.analysisPlot);
+const sg = grid(el.scaling);
+for (const k of ['scaling_iters', 'scaling_exact']) newPlot(k, sg);
 
 try {
   const j = await api('/api/runs');

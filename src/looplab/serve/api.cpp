@@ -233,8 +233,9 @@ json phase(const Query& q) {
 Runs::Runs(std::string root) : root_(std::move(root)) {}
 
 const std::vector<std::string>& Runs::run_files() {
-  static const std::vector<std::string> files = {RunFolder::kConfig, RunFolder::kTraining, RunFolder::kMetrics,
-                                                 RunFolder::kEval,   RunFolder::kAnalysis, RunFolder::kTrainLog};
+  static const std::vector<std::string> files = {RunFolder::kConfig,   RunFolder::kTraining,    RunFolder::kMetrics,
+                                                 RunFolder::kEval,     RunFolder::kAnalysis,    RunFolder::kTrainLog,
+                                                 RunFolder::kEvalHalt, RunFolder::kEvalScaling};
   return files;
 }
 
@@ -362,7 +363,8 @@ json Runs::run(const std::string& name) const {
            {RunFolder::kTraining, "training", false},
            {RunFolder::kMetrics, "metrics", true},
            {RunFolder::kEval, "eval", false},
-           {RunFolder::kAnalysis, "analysis", false}}) {
+           {RunFolder::kAnalysis, "analysis", false},
+           {RunFolder::kEvalScaling, "scaling", false}}) {
     std::error_code ec;
     const fs::path c = fs::canonical(dir / file, ec);
     if (!ec && !is_inside(root, c)) {
