@@ -8,7 +8,6 @@
 #include <iostream>
 
 #include "looplab/cli/commands.h"
-#include "looplab/run/run_folder.h"
 #include "looplab/stages/stages.h"
 #include "looplab/util/list.h"
 
@@ -42,10 +41,8 @@ Command add_eval(CLI::App& parent) {
                   "its answer is the one at its convergence (0: off)");
   app->add_option("--anderson", e.anderson,
                   "Anderson acceleration of the fixed-point iteration with memory M (type II, safeguarded; 0: off)");
-  app->add_option("--halt", o->halt,
-                  "halting rules, comma-separated: learned (the halting head), confidence (the least confident "
-                  "position's top probability), fixed-point (the relative step); each example's answer where it stops "
-                  "and the iterations spent, written to DIR/eval_halt.json");
+  app->add_option("--halt", o->halt, "halting rules, comma-separated: learned (the halting head), confidence (the least "
+                  "confident position's top probability), fixed-point (the relative step); writes DIR/eval_halt.json");
   app->add_option("--halt-threshold", e.halt_threshold,
                   "the threshold of the one --halt rule (default: learned 0.5, confidence 0.9, fixed-point 1e-4)");
   app->add_flag("--scaling", e.scaling,
@@ -56,28 +53,7 @@ Command add_eval(CLI::App& parent) {
             if (!o->iters.empty()) std::tie(e.first, e.last) = parse_range(o->iters, "iters");
             if (!o->splits.empty()) e.splits = split_list(o->splits);
             if (!o->halt.empty()) e.halt = split_list(o->halt);
-            const RunFolder run(o->dir);
-            if (e.scaling) {
-              const ScalingReport report = evaluate_run_scaling(o->dir, e);
-              if (o->json) std::cout << nlohmann::json(report).dump(2) << "\n";
-              else std::cout << to_text(report) << "wrote " << run.file(RunFolder::kEvalScaling) << "\n";
-              return;
-            }
-            if (!e.halt.empty()) {
-              const HaltReport report = evaluate_run_halting(o->dir, e);
-              if (o->json) std::cout << nlohmann::json(report).dump(2) << "\n";
-              else std::cout << to_text(report, e.splits) << "wrote " << run.file(RunFolder::kEvalHalt) << "\n";
-              return;
-            }
-            if (e.accelerated()) {
-              const AcceleratedReport report = evaluate_run_accelerated(o->dir, e);
-              if (o->json) std::cout << nlohmann::json(report).dump(2) << "\n";
-              else std::cout << to_text(report, e.splits) << "wrote " << run.file(RunFolder::kEvalAccelerated) << "\n";
-              return;
-            }
-            const EvalReport report = evaluate_run(o->dir, e);
-            if (o->json) std::cout << nlohmann::json(report).dump(2) << "\n";
-            else std::cout << to_text(report, e.splits) << "wrote " << run.file(RunFolder::kEval) << "\n";
+            std::cout << run_evaluation(o->dir, e, o->json);
           }};
 }
 

@@ -214,6 +214,27 @@ ScalingReport evaluate_run_scaling(const std::string& dir, const EvalRunOptions&
   return report;
 }
 
+std::string run_evaluation(const std::string& dir, const EvalRunOptions& o, bool json) {
+  const RunFolder run(dir);
+  auto shown = [&](const auto& report, const std::string& table, const char* file) {
+    return json ? nlohmann::json(report).dump(2) + "\n" : table + "wrote " + run.file(file) + "\n";
+  };
+  if (o.scaling) {
+    const ScalingReport r = evaluate_run_scaling(dir, o);
+    return shown(r, to_text(r), RunFolder::kEvalScaling);
+  }
+  if (!o.halt.empty()) {
+    const HaltReport r = evaluate_run_halting(dir, o);
+    return shown(r, to_text(r, o.splits), RunFolder::kEvalHalt);
+  }
+  if (o.accelerated()) {
+    const AcceleratedReport r = evaluate_run_accelerated(dir, o);
+    return shown(r, to_text(r, o.splits), RunFolder::kEvalAccelerated);
+  }
+  const EvalReport r = evaluate_run(dir, o);
+  return shown(r, to_text(r, o.splits), RunFolder::kEval);
+}
+
 AcceleratedReport evaluate_run_accelerated(const std::string& dir, const EvalRunOptions& o) {
   check(o);
   const RunFolder run(dir);

@@ -33,6 +33,11 @@ HaltReport evaluate_run_halting(const std::string& dir, const EvalRunOptions& o)
 // DIR/eval_scaling.json.
 ScalingReport evaluate_run_scaling(const std::string& dir, const EvalRunOptions& o);
 
+// `looplab eval`: the evaluation o asks for (scaling, halting, early exit or Anderson, else
+// the curve), run and written; returns its report as JSON (`json`) or its table and the file
+// written, as the command prints it.
+std::string run_evaluation(const std::string& dir, const EvalRunOptions& o, bool json);
+
 // `text` (optional) receives the summary lines: the recall matrices' spectral radii, then each
 // split's.
 AnalysisReport analyze_run(const std::string& dir, const AnalyzeRunOptions& o, std::string* text = nullptr);
