@@ -61,12 +61,60 @@ assert sorted(points) == ["external", "internal"], points
 for recall, p in points.items():
     rhos = [json.load(open(os.path.join(out, f"recall-{recall}_seed-{s}", "analysis.json")))["recall_spectral_radius"][0] for s in (0, 1)]
     assert abs(p["rho"]["mean"] - sum(rhos) / 2) < 1e-12, (recall, p, rhos)
+# The fixed points: each group's mean over its runs of analysis.json's val figures.
+for recall in ("none", "external", "internal"):
+    g = report[f"recall-{recall}"]
+    vals = [json.load(open(os.path.join(out, f"recall-{recall}_seed-{s}", "analysis.json")))["splits"]["val"] for s in (0, 1)]
+    for key, of in (("settle", lambda v: 100 * v["convergence"]["settle"]),
+                    ("radius", lambda v: v["detail"]["radius"]["median"]),
+                    ("radius_below_1", lambda v: 100 * v["detail"]["radius"]["fraction_below_1"]),
+                    ("sensitivity", lambda v: v["detail"]["sensitivity"]["norm"]["median"])):
+        xs = [of(v) for v in vals]
+        assert g[key]["n"] == 2 and abs(g[key]["mean"] - sum(xs) / 2) < 1e-12 * max(1, abs(sum(xs))), (recall, key, g[key], xs)
 # The final weights (issue 33): every run was evaluated on model.safetensors, as the paper reports.
 assert full["weights"] == "model.safetensors" and full["not_final"] == [], full["not_final"]
 for recall in ("none", "external", "internal"):
     for s in (0, 1):
         assert json.load(open(os.path.join(out, f"recall-{recall}_seed-{s}", "eval.json")))["weights"] == "model.safetensors"
 PY
+# Test-time compute against difficulty: eval --scaling on the external runs; the report's cells
+# are the means of their eval_scaling.json's.
+for s in 0 1; do
+  expect_ok "eval --scaling seed $s" "$LOOPLAB" eval "$TMP/a/recall-external_seed-$s" --scaling --count 2 --iters 6 --batch 2
+done
+# Models trained on 4 bits solve none of 32 and more: accuracies written in by hand, so that the
+# exact cells are not all 0.
+"$PY" - "$TMP/a/recall-external_seed-0/eval_scaling.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+j = json.load(open(p))
+for i, level in enumerate(j["levels"]):
+    level["result"]["exact_at_max"] = 0.1 * i
+    for k, rule in enumerate(level["result"]["rules"]):
+        rule["exact"] = 0.05 * i + 0.01 * k
+json.dump(j, open(p, "w"))
+PY
+expect_ok "report with eval_scaling.json" "$LOOPLAB" sweep report "$TMP/a.toml"
+grep -q "## Test-time compute against difficulty" "$TMP/out" && ok || bad "report lacks the scaling table"
+"$PY" - "$TMP/a" <<'PY' && ok || bad "report's scaling cells differ from the runs' eval_scaling.json"
+import json, os, sys
+out = sys.argv[1]
+g = {g["group"]: g for g in json.load(open(os.path.join(out, "report.json")))["groups"]}["recall-external"]
+runs = [json.load(open(os.path.join(out, f"recall-external_seed-{s}", "eval_scaling.json"))) for s in (0, 1)]
+assert g["scaling"]["levels"] == [l["label"] for l in runs[0]["levels"]] and len(g["scaling"]["levels"]) == 7, g["scaling"]
+rows = {r["rule"]: r for r in g["scaling"]["rules"]}
+assert sorted(rows) == ["confidence", "fixed-point", "none"], rows.keys()
+for i in range(7):
+    want = sum(100 * r["levels"][i]["result"]["exact_at_max"] for r in runs) / 2
+    assert abs(rows["none"]["exact"][i]["mean"] - want) < 1e-9, (i, rows["none"]["exact"][i], want)
+    for k, name in enumerate(("confidence", "fixed-point")):
+        rule = [r["levels"][i]["result"]["rules"][k] for r in runs]
+        assert all(x["rule"] == name for x in rule), rule
+        assert abs(rows[name]["iters"][i]["mean"] - sum(x["mean_iters"] for x in rule) / 2) < 1e-9, (name, i)
+        assert abs(rows[name]["exact"][i]["mean"] - sum(100 * x["exact"] for x in rule) / 2) < 1e-9, (name, i)
+PY
+rm "$TMP"/a/recall-external_seed-*/eval_scaling.json
+
 # A run evaluated on its best epoch's weights is left out of the tables, and named.
 "$PY" -c "
 import json, sys
@@ -107,6 +155,18 @@ for d in "$TMP"/a/recall-*; do
   [ "$(wc -l <"$TMP/b/$r/metrics.jsonl")" -eq 3 ] && ok || bad "$r: $(wc -l <"$TMP/b/$r/metrics.jsonl") epochs recorded, wanted 3"
   [ "$(grep -c "^sweep b: run" "$TMP/b/$r/sweep.log")" -ge 1 ] && ok || bad "$r: never started"
 done
+
+# A sweep's run folders are committed without their checkpoints (.gitignore): a run that had
+# finished training but not its evaluation comes back without one, and is evaluated, not trained
+# again.
+r=$TMP/a/recall-external_seed-0
+epochs_logged=$(grep -c "^epoch " "$r/sweep.log")
+model_sum=$(md5sum <"$r/model.safetensors")
+rm -f "$r/sweep_done.json" "$r/checkpoint.safetensors" "$r/eval.json"
+expect_ok "run after a lost checkpoint" "$LOOPLAB" sweep run "$TMP/a.toml" --workers 1 --threads-per-run 1
+[ "$(grep -c "^epoch " "$r/sweep.log")" -eq "$epochs_logged" ] && ok || bad "a trained run without its checkpoint was trained again"
+[ -f "$r/eval.json" ] && [ -f "$r/sweep_done.json" ] && ok || bad "a trained run without its checkpoint was not evaluated"
+[ "$(md5sum <"$r/model.safetensors")" = "$model_sum" ] && ok || bad "a trained run's weights changed"
 
 # Errors: one line naming the file, line and key.
 printf '[base]\nlrr = 1e-3\n' >"$TMP/bad.toml"

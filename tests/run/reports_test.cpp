@@ -229,7 +229,7 @@ TEST(Reports, HaltAndScalingRoundTrip) {
   HaltReport h;
   h.weights = "model.safetensors", h.max_iters = 30, h.splits["val"] = s;
   ScalingReport sc;
-  sc.weights = "best.safetensors", sc.max_iters = 40, sc.levels = {{"32 bits", 32, s}, {"64 bits", 64, s}};
+  sc.weights = "best.safetensors", sc.max_iters = 40, sc.levels = {{"32 bits", 32, 32, s}, {"64 bits", 64, 64, s}};
   TempDir dir;
   write_report(dir.file("eval_halt.json"), h);
   write_report(dir.file("eval_scaling.json"), sc);
@@ -249,6 +249,25 @@ TEST(Reports, HaltAndScalingRoundTrip) {
   // The tables: a row per rule under each split or level.
   EXPECT_NE(to_text(h, {"val"}).find("fixed-point"), std::string::npos);
   EXPECT_NE(to_text(sc).find("64 bits"), std::string::npos);
+  EXPECT_EQ(to_text(sc).find("median"), std::string::npos);  // bits need no median
+  // Schema 1 (before the rated tasks had levels): no measure, no difficulty -> bits, the size.
+  json v1 = sc;
+  v1["schema_version"] = 1;
+  v1.erase("measure");
+  for (auto& l : v1["levels"]) l.erase("difficulty");
+  v1["levels"][1]["size"] = 128;
+  write_file_atomic(dir.file("v1.json"), v1.dump());
+  const ScalingReport old = read_report<ScalingReport>(dir.file("v1.json"));
+  EXPECT_EQ(old.measure, "bits");
+  EXPECT_EQ(old.levels[1].difficulty, 128);
+  // Levels by a rating show each one's median beside the band, the column as wide as the longest.
+  ScalingReport rated = sc;
+  rated.measure = "puzzle rating";
+  rated.levels = {{"rating 0-1000", 64, 900, s}, {"rating 2401 or more", 64, 2450.5, s}};
+  const std::string text = to_text(rated);
+  EXPECT_EQ(text.rfind("levels by puzzle rating\n", 0), 0u) << text;
+  EXPECT_NE(text.find("rating 2401 or more (median 2450.5)        7  none"), std::string::npos) << text;
+  EXPECT_NE(text.find("rating 0-1000 (median 900)                 7  none"), std::string::npos) << text;
 }
 
 TEST(Reports, NonFiniteDoublesReadBackAsNaN) {

@@ -403,6 +403,32 @@ try:
               "sweeps: figure 3 is the autonomous group's mean curve of report.json")
         check(same([s[1] for s in drawn[1]], [[p["rho"]["mean"]] for p in report["figure6"]]),
               "sweeps: figure 6 is report.json's rho(Wx) per recall")
+        # The fixed points: report.json's settle, radius, radius < 1 and sensitivity per group.
+        rows = js("return [...document.querySelectorAll('table.fixed-points tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))")
+
+        def stat_text(s, f):
+            return f(s["mean"]) if s["n"] == 1 else f"{f(s['mean'])} ± {f(s['standard_error'])}"
+
+        def pct(v):
+            return f"{v:.1f}"
+
+        def sig(v):  # lab.js's fmt(v, 4) for 1e-3 <= |v| < 1e5 (its exponent form is not needed here)
+            if v == 0:
+                return "0"
+            if not 1e-3 <= abs(v) < 1e5:
+                return "(exponent form: not compared)"
+            t = repr(float(f"{v:.4g}"))
+            return t[:-2] if t.endswith(".0") else t
+        want = [[gr["group"], str(gr["settle"]["n"]), stat_text(gr["settle"], pct), stat_text(gr["radius"], sig),
+                 stat_text(gr["radius_below_1"], pct), cell_text(gr["hard"])]
+                for gr in report["groups"] if gr["settle"]["n"]]
+        got = [[r[0], r[1], r[2], r[3], r[4], r[6]] for r in rows]
+        for g, w in zip(got, want):
+            if "not compared" in w[3]:
+                g[3] = w[3]
+        check(len(want) == 2 and same(got, want),
+              "sweeps: the fixed-points table shows report.json's settle, rho(df/dx) and rho < 1 per group",
+              json.dumps([got, want], ensure_ascii=False))
         screenshot("sweeps-toy.png")
 
     # ---- runs: eval.json and analysis.json drawn as written ------------------------------------

@@ -363,6 +363,52 @@ TEST_F(LichessFile, SplitBoundariesAt1600And2000) {
   }
 }
 
+// --- eval --scaling: rating bands, less the puzzles train and val read ---------------------
+
+TEST_F(LichessFile, DifficultyLevelsAreRatingBandsLessTrainAndVal) {
+  // Ten puzzles told apart by their target squares; train and val (one each) read the first two
+  // rated 1600 or below in file order: rows 0 and 2.
+  const char* kPawn = "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1";
+  const std::vector<std::pair<std::string, int>> rows = {
+      {"f2g3 e6e7", 1000}, {"f2g3 e6f6", 2001}, {"f2g3 h2g3", 1600}, {"f2g3 b3d4", 1001}, {"f2g3 h6f6", 1601},
+      {"e2e4 e8d7", 900},  {"e2e4 e8e7", 2000}, {"e2e4 e8f7", 2400}, {"e2e4 e8d8", 2401}, {"e2e4 e8f8", 1400}};
+  std::string text = std::string(kHeader) + "\n";
+  for (size_t i = 0; i < rows.size(); ++i)
+    text += lichess_row("p" + std::to_string(i), i < 5 ? k00008 : kPawn, rows[i].first, rows[i].second);
+  const std::string path = write("levels.csv", text);
+  const Task& chess = looplab::task("chess");
+  DataOptions d = chess.default_data();
+  d.train_file = path;
+  const auto cells = target_cells(chess.load(d, "train"));  // every row, in file order
+  auto rows_of = [&](const Examples& e) {
+    std::vector<int> out;
+    for (const auto& c : target_cells(e)) out.push_back(static_cast<int>(std::find(cells.begin(), cells.end(), c) - cells.begin()));
+    return out;
+  };
+  d.train_file.clear();
+  d.data_file = path;
+  d.train_count = 1, d.val_count = 1;
+  const Difficulty levels = chess.difficulty_levels(d, 100);
+  EXPECT_EQ(levels.measure, "puzzle rating");
+  // By hand: at most 1000 rows 0 (used) and 5; 1001-1400 rows 3 and 9; 1401-1600 row 2 (used):
+  // left out; 1601-2000 rows 4 and 6; 2001-2400 rows 1 and 7; 2401 or more row 8.
+  ASSERT_EQ(levels.levels.size(), 5u);
+  const std::vector<std::string> labels = {"rating 0-1000", "rating 1001-1400", "rating 1601-2000", "rating 2001-2400",
+                                           "rating 2401 or more"};
+  const std::vector<std::vector<int>> want = {{5}, {3, 9}, {4, 6}, {1, 7}, {8}};
+  const std::vector<double> medians = {900, 1200.5, 1800.5, 2200.5, 2401};
+  for (size_t b = 0; b < 5; ++b) {
+    EXPECT_EQ(levels.levels[b].label, labels[b]);
+    EXPECT_EQ(levels.levels[b].size, 64);
+    EXPECT_EQ(rows_of(levels.levels[b].examples), want[b]) << labels[b];
+    EXPECT_EQ(levels.levels[b].difficulty, medians[b]) << labels[b];
+  }
+  // One per level: the first of each band.
+  const Difficulty one = chess.difficulty_levels(d, 1);
+  EXPECT_EQ(rows_of(one.levels[1].examples), (std::vector<int>{3}));
+  EXPECT_EQ(one.levels[1].difficulty, 1001);
+}
+
 // --- Decoding the model's two squares back into a move of the original board ---------------
 
 // The answer describe_answer gets when the model marks exactly `cells` (the first the likelier).

@@ -416,6 +416,59 @@ TEST_F(SudokuCsv, OneDataFileKeepsLooplabsRule) {
   EXPECT_EQ(set_of(lines_of(looplab::task("sudoku").load(d, "hard"), lines)), (std::set<int>{2, 3, 5, 8}));
 }
 
+// `eval --scaling`: bands at the nearest-rank 50th, 80th, 95th and 99th percentiles of the
+// pool's ratings, less the puzzles train and val use.
+TEST_F(SudokuCsv, DifficultyLevelsAreRatingBandsLessTrainAndVal) {
+  std::map<std::string, int> lines;
+  const Task& sudoku = looplab::task("sudoku");
+  DataOptions d = sudoku.default_data();
+  d.data_file = write("train.csv", extreme_csv(kTrainRatings, lines));
+  d.train_count = 4, d.val_count = 2, d.hard_count = 2;
+  // The 15 ratings sorted: 0 1 2 3 4 5 6 7 8 9 12 13 20 40 50. Cuts: the 8th smallest (7), the
+  // 12th (13), the 15th (50) twice, so the bands are 0-6, 7-12, 13-49 and 50 or more (the
+  // 95th-99th band is empty). By line: 0-6 lines 4 9 11 12 14 15 16; 7-12 lines 6 7 10 13;
+  // 13-49 lines 2 (40) 3 (13) 8 (20); 50 line 5.
+  const std::vector<std::vector<int>> band_lines = {{4, 9, 11, 12, 14, 15, 16}, {6, 7, 10, 13}, {2, 3, 8}, {5}};
+  for (uint64_t seed : {0, 1}) {
+    d.seed = seed;
+    std::set<int> used = set_of(lines_of(sudoku.load(d, "train"), lines));
+    for (int line : lines_of(sudoku.load(d, "val"), lines)) used.insert(line);
+    ASSERT_EQ(used.size(), 6u);
+    const Difficulty levels = sudoku.difficulty_levels(d, 100);
+    EXPECT_EQ(levels.measure, "rating (solver backtracks)");
+    ASSERT_EQ(levels.levels.size(), 4u);
+    const std::vector<std::string> labels = {"rating 0-6", "rating 7-12", "rating 13-49", "rating 50 or more"};
+    for (size_t b = 0; b < 4; ++b) {
+      std::vector<int> want;
+      for (int line : band_lines[b])
+        if (!used.count(line)) want.push_back(line);
+      EXPECT_EQ(levels.levels[b].label, labels[b]);
+      EXPECT_EQ(levels.levels[b].size, 81);
+      EXPECT_EQ(lines_of(levels.levels[b].examples, lines), want) << "band " << b << ", seed " << seed;
+    }
+    // The hard bands hold no train or val puzzle: their medians by hand (13 20 40; 50).
+    EXPECT_EQ(levels.levels[2].difficulty, 20);
+    EXPECT_EQ(levels.levels[3].difficulty, 50);
+    // One per level: the first of each band in file order.
+    const Difficulty one = sudoku.difficulty_levels(d, 1);
+    EXPECT_EQ(lines_of(one.levels[2].examples, lines), (std::vector<int>{2}));
+    EXPECT_EQ(one.levels[2].difficulty, 40);
+  }
+  // With sudoku-extreme's two files the levels come from test.csv, none of it trained on:
+  // ratings sorted 0 2 13 14 15 20 30 100; cuts the 4th (14), the ceil(6.4) = 7th (30) and the
+  // 8th (100) twice.
+  d.hard_file = write("test.csv", extreme_csv(kTestRatings, lines));
+  const Difficulty extreme = sudoku.difficulty_levels(d, 100);
+  // 0-13: lines 3 (2) 4 (13) 7 (0); 14-29: lines 2 (14) 6 (15) 9 (20); 30-99: line 5; 100: line 8.
+  ASSERT_EQ(extreme.levels.size(), 4u);
+  EXPECT_EQ(extreme.levels[0].label, "rating 0-13");
+  EXPECT_EQ(lines_of(extreme.levels[0].examples, lines), (std::vector<int>{3, 4, 7}));
+  EXPECT_EQ(lines_of(extreme.levels[1].examples, lines), (std::vector<int>{2, 6, 9}));
+  EXPECT_EQ(extreme.levels[1].difficulty, 15);
+  EXPECT_EQ(lines_of(extreme.levels[2].examples, lines), (std::vector<int>{5}));
+  EXPECT_EQ(lines_of(extreme.levels[3].examples, lines), (std::vector<int>{8}));
+}
+
 TEST_F(SudokuCsv, ExtremeFilesBadRowsNameFileLineAndField) {
   std::map<std::string, int> lines;
   std::string text = extreme_csv(kTrainRatings, lines);

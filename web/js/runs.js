@@ -71,15 +71,26 @@ function evalSeries(runs, source, key, transform = v => v) {
   return out;
 }
 
-// eval_scaling.json: per run and halting rule, `key` of each level against log2 of its size
-// (no halting: every example run max_iters, exact_at_max).
+// eval_scaling.json: per run and halting rule, `key` of each level against its difficulty: log2
+// of the bits for prefix sums (schema 1 files: of the size), the median rating of the level for
+// the rated tasks (no halting: every example run max_iters, exact_at_max).
 const ruleDashes = { none: [2, 3], learned: undefined, confidence: [8, 4], 'fixed-point': [4, 2, 1, 2] };
+function scalingX(report, level) {
+  const bits = !report.measure || report.measure === 'bits';
+  const d = typeof level.difficulty === 'number' ? level.difficulty : level.size;
+  return bits ? Math.log2(d) : d;
+}
+function scalingXLabel(runs) {
+  const r = runs.find(u => u.scaling);
+  const m = r && r.scaling.measure;
+  return !m || m === 'bits' ? 'log2 size' : `median ${m}`;
+}
 function scalingSeries(runs, key) {
   const out = [];
   for (const r of runs) {
     const levels = r.scaling && r.scaling.levels;
     if (!Array.isArray(levels) || !levels.length) continue;
-    const x = levels.map(l => Math.log2(l.size));
+    const x = levels.map(l => scalingX(r.scaling, l));
     const rules = levels[0].result.rules.map(u => u.rule);
     if (key === 'exact') out.push({ name: `${r.name} · no halting`, x, y: levels.map(l => l.result.exact_at_max), color: color(r.name), dash: ruleDashes.none });
     for (const [i, rule] of rules.entries())
@@ -138,8 +149,8 @@ async function draw() {
     series: evalSeries(runs, r => r.analysis && { splits: Object.fromEntries(Object.entries(r.analysis.splits || {}).map(([k, s]) => [k, s.accuracy || {}])) }, 'exact') });
   const scaled = runs.filter(r => r.scaling);
   el.scalingNote.replaceChildren(scaled.length ? '' : h('p', { class: 'note' }, 'None of the selected runs has an eval_scaling.json; ', h('code', {}, 'looplab eval DIR --scaling'), ' writes one.'));
-  plots.scaling_iters.update({ hideEmpty: true, title: 'Iterations spent against input size, per halting rule (eval_scaling.json)', x_label: 'log2 size', y_label: 'mean iterations', series: scalingSeries(runs, 'mean_iters') });
-  plots.scaling_exact.update({ hideEmpty: true, title: 'Exact accuracy at the stop against input size', x_label: 'log2 size', y_label: 'exact accuracy', yRange: [0, 1.02], series: scalingSeries(runs, 'exact') });
+  plots.scaling_iters.update({ hideEmpty: true, title: 'Iterations spent against difficulty, per halting rule (eval_scaling.json)', x_label: scalingXLabel(runs), y_label: 'mean iterations', series: scalingSeries(runs, 'mean_iters') });
+  plots.scaling_exact.update({ hideEmpty: true, title: 'Exact accuracy at the stop against difficulty', x_label: scalingXLabel(runs), y_label: 'exact accuracy', yRange: [0, 1.02], series: scalingSeries(runs, 'exact') });
   document.body.dataset.selected = [...selected].join(',');
   rendered();
 }

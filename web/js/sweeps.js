@@ -2,7 +2,9 @@
 // (GET /api/sweeps, /api/sweeps/NAME): tables 4 and 5 in the paper's layout (mean ± standard
 // error over seeds, the paper's value beside each cell), every group, figure 3 (the best
 // autonomous configuration's accuracy against iterations, the training depth shaded) and
-// figure 6 (rho(Wx) against the learning rate without outer normalization).
+// figure 6 (rho(Wx) against the learning rate without outer normalization), and where the runs
+// have them the fixed points (analysis.json) and test-time compute against difficulty
+// (eval_scaling.json) per group.
 // sweeps.html?sweep=NAME selects NAME.
 import { api, h, Plot, nav, rendered, showError, fmt, palette, select } from './lab.js';
 
@@ -40,11 +42,38 @@ function groupsTable(report) {
       h('td', {}, paper(g.paper_val, g)), h('td', {}, paper(g.paper_hard, g))))));
 }
 
+// mean ± standard error, each written by `f` (default: one digit after the point, for percents).
+const pct = v => v.toFixed(1);
+const stat = (s, f = pct) => (!s || !s.n ? '–' : s.n === 1 ? f(s.mean) : `${f(s.mean)} ± ${f(s.standard_error)}`);
+const sig = v => fmt(v, 4);
+
+function fixedPointsTable(report) {
+  const groups = report.groups.filter(g => g.settle && g.settle.n);
+  if (!groups.length) return h('p', { class: 'note' }, 'No run of this sweep has an analysis.json.');
+  return h('table', { class: 'fixed-points' },
+    h('thead', {}, h('tr', {}, ['group', 'runs', 'settle %', 'rho(df/dx)', 'rho < 1 %', 'dx*/dx0', 'hard'].map(t => h('th', {}, t)))),
+    h('tbody', {}, groups.map(g => h('tr', {}, h('td', {}, g.group), h('td', {}, String(g.settle.n)),
+      h('td', {}, stat(g.settle)), h('td', {}, stat(g.radius, sig)), h('td', {}, stat(g.radius_below_1)),
+      h('td', {}, stat(g.sensitivity, sig)), h('td', {}, cell(g.hard))))));
+}
+
+function scalingTable(report) {
+  const groups = report.groups.filter(g => g.scaling);
+  if (!groups.length) return h('p', { class: 'note' }, 'No run of this sweep has an eval_scaling.json (scripts/sweep-scaling writes them).');
+  const levels = groups[0].scaling.levels;
+  return h('table', { class: 'scaling' },
+    h('thead', {}, h('tr', {}, ['group', 'rule', ...levels].map(t => h('th', {}, t)))),
+    h('tbody', {}, groups.flatMap(g => g.scaling.rules.map(r => h('tr', {}, h('td', {}, g.group), h('td', {}, r.rule),
+      r.iters.map((s, i) => h('td', {}, s.n ? `${pct(s.mean)} / ${pct(r.exact[i].mean)}` : '–')))))));
+}
+
 function draw(report) {
   el.title.textContent = `${report.sweep} (${report.file}): exact accuracy after ${report.eval_iters} iterations`;
   el.val.replaceChildren(paperTable(report, 'val'));
   el.hard.replaceChildren(paperTable(report, 'hard'));
   el.groups.replaceChildren(groupsTable(report));
+  el.fixedPoints.replaceChildren(fixedPointsTable(report));
+  el.scaling.replaceChildren(scalingTable(report));
   const curves = report.figure3 || [];
   const depth = Math.max(0, ...curves.map(c => c.training_iters));
   fig3.update({
@@ -109,7 +138,13 @@ main.append(nav('sweeps.html'), h('header', {}, h('h1', {}, 'Sweeps'),
 h('section', {}, el.title = h('h2', {}, ''), h('h3', {}, 'val (table 4)'), el.val = h('div', { class: 'scroll' }),
   h('h3', {}, 'hard (table 5)'), el.hard = h('div', { class: 'scroll' })),
 h('section', {}, h('h2', {}, 'Figures 3 and 6'), el.plots = h('div', { class: 'plots' })),
-h('section', {}, h('h2', {}, 'Every group'), el.groups = h('div', { class: 'scroll' })));
+h('section', {}, h('h2', {}, 'Every group'), el.groups = h('div', { class: 'scroll' })),
+h('section', {}, h('h2', {}, 'Fixed points (analysis.json, val)'),
+  h('p', {}, 'Per group: the percent of examples whose iteration settles; over the detailed examples, the median spectral radius of df/dx at the fixed point, the percent with radius below 1, and the median norm of the input sensitivity dx*/dx0.'),
+  el.fixedPoints = h('div', { class: 'scroll' })),
+h('section', {}, h('h2', {}, 'Test-time compute against difficulty (eval_scaling.json)'),
+  h('p', {}, 'Per group and halting rule: mean iterations spent / exact % at the stop, per level (none: every example run to the end).'),
+  el.scaling = h('div', { class: 'scroll' })));
 for (const key of ['figure3', 'figure6']) {
   const box = h('div', { class: 'plot', dataset: { plot: key } });
   el.plots.append(box);

@@ -47,7 +47,8 @@ Command add_eval(CLI::App& parent) {
                   "the threshold of the one --halt rule (default: learned 0.5, confidence 0.9, fixed-point 1e-4)");
   app->add_flag("--scaling", e.scaling,
                 "test-time compute against difficulty: every halting rule on the task's difficulty levels (prefix "
-                "sums: 32 to 2,048 bits; --count per level, default 100), written to DIR/eval_scaling.json");
+                "sums: 32 to 2,048 bits, sudoku and chess: rating bands; --count per level, default 100), written to "
+                "DIR/eval_scaling.json");
   return {app, [o] {
             EvalRunOptions e = o->eval;
             if (!o->iters.empty()) std::tie(e.first, e.last) = parse_range(o->iters, "iters");

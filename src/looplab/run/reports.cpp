@@ -3,6 +3,7 @@
 #include "looplab/io/json_file.h"
 #include "looplab/io/json_reader.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <cmath>
@@ -163,25 +164,32 @@ void from_json(const json& j, HaltReport& r) {
 }
 
 void to_json(json& j, const ScalingLevelReport& r) {
-  j = {{"label", r.label}, {"size", r.size}, {"result", r.result}};
+  j = {{"label", r.label}, {"size", r.size}, {"difficulty", r.difficulty}, {"result", r.result}};
 }
 
 void from_json(const json& j, ScalingLevelReport& r) {
   need_object(j);
   get(j, "label", r.label);
   get(j, "size", r.size);
+  // Schema 1 had no difficulty: its levels were prefix sums' bits, the size.
+  if (j.contains("difficulty"))
+    get(j, "difficulty", r.difficulty);
+  else
+    r.difficulty = static_cast<double>(r.size);
   get_one(j, "result", r.result);
 }
 
 void to_json(json& j, const ScalingReport& r) {
   j = {{"schema_version", ScalingReport::kSchemaVersion}, {"weights", r.weights}, {"max_iters", r.max_iters},
-       {"levels", r.levels}};
+       {"measure", r.measure}, {"levels", r.levels}};
 }
 
 void from_json(const json& j, ScalingReport& r) {
   r.schema_version = read_version<ScalingReport>(j);
   get(j, "weights", r.weights);
   get(j, "max_iters", r.max_iters);
+  r.measure = "bits";
+  if (r.schema_version >= 2) get(j, "measure", r.measure);
   get_each(j, "levels", r.levels);
 }
 
@@ -513,25 +521,26 @@ std::string to_text(const AcceleratedReport& r, const std::vector<std::string>& 
 
 namespace {
 
-// One table row per rule of a split or level: "exact % / mean iterations (most)".
-std::string halt_rows(const std::string& name, const HaltSplitReport& s, int64_t max_iters) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%-12s %8lld  %-12s %10s %11.2f %11lld %6lld\n", name.c_str(),
+// One table row per rule of a split or level: "exact % / mean iterations (most)"; the first
+// column `width` wide.
+std::string halt_rows(const std::string& name, const HaltSplitReport& s, int64_t max_iters, int width = 12) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%-*s %8lld  %-12s %10s %11.2f %11lld %6lld\n", width, name.c_str(),
                 static_cast<long long>(s.count), "none", "", 100 * s.exact_at_max, static_cast<long long>(max_iters),
                 static_cast<long long>(max_iters));
   std::string out = buf;
   for (const HaltRuleReport& r : s.rules) {
-    std::snprintf(buf, sizeof buf, "%-12s %8s  %-12s %10.3g %11.2f %11.1f %6lld\n", "", "", r.rule.c_str(), r.threshold,
-                  100 * r.exact, r.mean_iters, static_cast<long long>(r.most_iters));
+    std::snprintf(buf, sizeof buf, "%-*s %8s  %-12s %10.3g %11.2f %11.1f %6lld\n", width, "", "", r.rule.c_str(),
+                  r.threshold, 100 * r.exact, r.mean_iters, static_cast<long long>(r.most_iters));
     out += buf;
   }
   return out;
 }
 
-std::string halt_header(const char* first) {
+std::string halt_header(const char* first, int width = 12) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%-12s %8s  %-12s %10s %11s %11s %6s\n", first, "examples", "halting", "threshold",
-                "exact %", "mean iters", "most");
+  std::snprintf(buf, sizeof buf, "%-*s %8s  %-12s %10s %11s %11s %6s\n", width, first, "examples", "halting",
+                "threshold", "exact %", "mean iters", "most");
   return buf;
 }
 
@@ -544,8 +553,19 @@ std::string to_text(const HaltReport& r, const std::vector<std::string>& order) 
 }
 
 std::string to_text(const ScalingReport& r) {
-  std::string out = halt_header("level");
-  for (const ScalingLevelReport& l : r.levels) out += halt_rows(l.label, l.result, r.max_iters);
+  // Levels by a rating show the median rating of their examples beside the band.
+  const bool rated = r.measure != "bits";
+  std::vector<std::string> names;
+  int width = 12;
+  for (const ScalingLevelReport& l : r.levels) {
+    char median[64];
+    std::snprintf(median, sizeof median, " (median %g)", l.difficulty);
+    names.push_back(l.label + (rated ? median : ""));
+    width = std::max(width, static_cast<int>(names.back().size()));
+  }
+  std::string out = rated ? "levels by " + r.measure + "\n" : "";
+  out += halt_header("level", width);
+  for (size_t i = 0; i < r.levels.size(); ++i) out += halt_rows(names[i], r.levels[i].result, r.max_iters, width);
   return out;
 }
 

@@ -85,15 +85,19 @@ struct HaltReport {
 // `looplab eval DIR --scaling` (DIR/eval_scaling.json): the same per difficulty level, easiest
 // first (prefix sums: input lengths).
 struct ScalingLevelReport {
-  std::string label;  // e.g. "64 bits"
-  int64_t size = 0;   // positions per input
+  std::string label;      // e.g. "64 bits", "rating 1601-2000"
+  int64_t size = 0;       // positions per input
+  double difficulty = 0;  // in the report's measure (Task::difficulty_levels)
   HaltSplitReport result;
 };
+// Schema 2 added `measure` and each level's `difficulty`; a schema 1 file (prefix sums only) reads
+// as measure "bits", difficulty = size.
 struct ScalingReport {
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
   int schema_version = kSchemaVersion;
   std::string weights;
   int64_t max_iters = 0;
+  std::string measure = "bits";  // what the levels' difficulty measures
   std::vector<ScalingLevelReport> levels;
 };
 

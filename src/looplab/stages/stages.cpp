@@ -199,15 +199,17 @@ ScalingReport evaluate_run_scaling(const std::string& dir, const EvalRunOptions&
   LoopedTransformer model = load_for_evaluation(run, settled);
   const auto rules = halt_rules(o, model->config());
   const Task& t = task(model->config().task);
-  const std::vector<Level> levels = t.difficulty_levels(run.evaluation_data(), o.count > 0 ? o.count : 100);
-  if (levels.empty()) throw Error("--scaling: the task " + t.name() + " has no difficulty levels yet");
+  const Difficulty difficulty = t.difficulty_levels(run.evaluation_data(), o.count > 0 ? o.count : 100);
+  if (difficulty.levels.empty()) throw Error("--scaling: the task " + t.name() + " has no difficulty levels yet");
   ScalingReport report;
   report.weights = weights;
   report.max_iters = o.last;
-  for (const Level& level : levels) {
+  report.measure = difficulty.measure;
+  for (const Level& level : difficulty.levels) {
     const Split split = to_split(level.label, level.examples);
     Progress progress("scaling: " + level.label, Progress::Log::kNone);
-    report.levels.push_back({level.label, level.size, halt_split_report(halt_traces(*model, split, o.last, o.batch, std::ref(progress)), rules)});
+    report.levels.push_back({level.label, level.size, level.difficulty,
+                             halt_split_report(halt_traces(*model, split, o.last, o.batch, std::ref(progress)), rules)});
     progress.clear();
   }
   write_report(run.file(RunFolder::kEvalScaling), report);

@@ -19,6 +19,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Training is over: every epoch is in metrics.jsonl and the final weights are there. A sweep's
+// run folders are committed without their checkpoints (.gitignore), so a run stopped in its
+// evaluation comes back without one; resuming it would train it again from the start.
+bool trained_without_checkpoint(const std::string& dir) {
+  const RunFolder f(dir);
+  if (!f.has(RunFolder::kTraining) || !f.has(RunFolder::kWeights) || !f.has(RunFolder::kMetrics) ||
+      f.has(RunFolder::kCheckpoint))
+    return false;
+  return static_cast<int64_t>(read_metrics(f.file(RunFolder::kMetrics)).size()) >= f.spec().train.epochs;
+}
+
 // A folder with settings resumes (from its checkpoint, or from the start if it has none).
 void resume_or_train(const std::string& dir, const Run& run, const std::string& device, Ranks& ranks) {
   const torch::Device where = parse_device(device);
@@ -60,7 +71,7 @@ ExecResult execute_run(const Sweep& sw, int64_t index, const std::string& device
   if (!ranks.leader()) {
     const std::string said = ranks.await("exec");
     if (said == "busy") return ExecResult::kBusy;
-    if (said == "done") return ExecResult::kDone;
+    if (said == "done" || said == "trained") return ExecResult::kDone;
     if (said != "go") throw Error("rank 0 did not start run " + std::to_string(index) + ": " + said);
     resume_or_train(dir, run, device, ranks);
     return ExecResult::kDone;
@@ -78,8 +89,12 @@ ExecResult execute_run(const Sweep& sw, int64_t index, const std::string& device
       ranks.announce("exec", e.what());
       throw;
     }
-    ranks.announce("exec", "go");
-    resume_or_train(dir, run, device, ranks);
+    if (trained_without_checkpoint(dir)) {
+      ranks.announce("exec", "trained");  // rank 0 evaluates alone, as after training
+    } else {
+      ranks.announce("exec", "go");
+      resume_or_train(dir, run, device, ranks);
+    }
     EvalRunOptions e = sw.eval;
     e.device = device;
     evaluate_run(dir, e);

@@ -108,6 +108,12 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
     rep.groups[it->second].runs_planned++;
   }
   std::vector<std::vector<double>> val(rep.groups.size()), hard(rep.groups.size()), rho(rep.groups.size());
+  std::vector<std::vector<double>> settle(rep.groups.size()), radius(rep.groups.size()), below_1(rep.groups.size()),
+      sensitivity(rep.groups.size());
+  // eval_scaling.json per group: rule -> level -> the runs' values.
+  std::vector<std::vector<std::string>> rules(rep.groups.size());
+  std::vector<std::map<std::string, std::vector<std::vector<double>>>> scaling_iters(rep.groups.size()),
+      scaling_exact(rep.groups.size());
   // Figure 3's curves: the sum over each autonomous group's done runs at every iteration.
   std::vector<std::vector<double>> curve_val(rep.groups.size()), curve_hard(rep.groups.size());
   std::vector<int64_t> curve_n(rep.groups.size(), 0), training_iters(rep.groups.size(), 0);
@@ -141,6 +147,36 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
     if (fs::exists(dir + "/" + RunFolder::kAnalysis)) {
       const auto a = read_report<AnalysisReport>(dir + "/" + RunFolder::kAnalysis);
       if (!a.recall_spectral_radius.empty()) rho[g].push_back(a.recall_spectral_radius.front());
+      const auto s = a.splits.count("val") ? a.splits.find("val") : a.splits.begin();
+      if (s != a.splits.end()) {
+        settle[g].push_back(100 * s->second.convergence.settle);
+        const auto& d = s->second.detail;
+        if (d.count > 0) {
+          radius[g].push_back(d.radius_median);
+          below_1[g].push_back(100 * d.fraction_below_1);
+          sensitivity[g].push_back(d.sensitivity_norm.median);
+        }
+      }
+    }
+    if (fs::exists(dir + "/" + RunFolder::kEvalScaling)) {
+      const auto sc = read_report<ScalingReport>(dir + "/" + RunFolder::kEvalScaling);
+      std::vector<std::string>& levels = rep.groups[g].scaling_levels;
+      auto add = [&](const std::string& rule, size_t level, double iters, double exact) {
+        if (std::find(rules[g].begin(), rules[g].end(), rule) == rules[g].end()) rules[g].push_back(rule);
+        auto& it = scaling_iters[g][rule];
+        auto& ex = scaling_exact[g][rule];
+        it.resize(std::max(it.size(), levels.size()));
+        ex.resize(std::max(ex.size(), levels.size()));
+        it[level].push_back(iters);
+        ex[level].push_back(100 * exact);
+      };
+      for (const ScalingLevelReport& l : sc.levels) {
+        auto at = std::find(levels.begin(), levels.end(), l.label);
+        if (at == levels.end()) at = levels.insert(levels.end(), l.label);
+        const auto level = static_cast<size_t>(at - levels.begin());
+        add("none", level, static_cast<double>(sc.max_iters), l.result.exact_at_max);
+        for (const HaltRuleReport& r : l.result.rules) add(r.rule, level, r.mean_iters, r.exact);
+      }
     }
     rep.groups[g].runs.push_back(run.name);
   }
@@ -153,6 +189,20 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
     gr.val = stat_of(val[g]);
     gr.hard = stat_of(hard[g]);
     gr.rho = stat_of(rho[g]);
+    gr.settle = stat_of(settle[g]);
+    gr.radius = stat_of(radius[g]);
+    gr.radius_below_1 = stat_of(below_1[g]);
+    gr.sensitivity = stat_of(sensitivity[g]);
+    for (const std::string& rule : rules[g]) {
+      Group::ScalingRow row{rule, {}, {}};
+      for (size_t l = 0; l < gr.scaling_levels.size(); ++l) {
+        const auto& it = scaling_iters[g][rule];
+        const auto& ex = scaling_exact[g][rule];
+        row.iters.push_back(l < it.size() ? stat_of(it[l]) : Stat{});
+        row.exact.push_back(l < ex.size() ? stat_of(ex[l]) : Stat{});
+      }
+      gr.scaling.push_back(row);
+    }
     const TaskSpec& spec = task(gr.task).spec();
     if (paper.contains(spec.paper_val_table)) {
       gr.paper_val = paper_value(paper[spec.paper_val_table], gr);
@@ -237,6 +287,49 @@ std::string to_markdown(const Report& r) {
            cell(g.val) + " | " + cell(g.hard) + " | " + rho + " | " + paper_cell(g.paper_val) + " | " +
            paper_cell(g.paper_hard) + " |\n";
   }
+  if (std::any_of(r.groups.begin(), r.groups.end(), [](const Group& g) { return g.settle.n > 0; })) {
+    out += "\n## Fixed points (analysis.json, val)\n\nPer group, mean ± standard error over its runs of: the percent "
+           "of examples whose iteration settles; over the detailed examples, the median spectral radius rho(df/dx) at "
+           "the fixed point, the percent with rho < 1, and the median norm of the input sensitivity dx*/dx0.\n\n"
+           "| group | runs | settle % | rho(df/dx) | rho < 1 % | dx*/dx0 | hard |\n|---|---|---|---|---|---|---|\n";
+    auto number = [](const Stat& s, const char* format) -> std::string {
+      if (s.n == 0) return "-";
+      char buf[64], se[32];
+      std::snprintf(buf, sizeof buf, format, s.mean);
+      if (s.n > 1) std::snprintf(se, sizeof se, format, s.standard_error);
+      return s.n > 1 ? std::string(buf) + " ± " + se : std::string(buf);
+    };
+    for (const Group& g : r.groups) {
+      if (g.settle.n == 0) continue;
+      out += "| " + g.key + " | " + std::to_string(g.settle.n) + " | " + number(g.settle, "%.1f") + " | " +
+             number(g.radius, "%.4f") + " | " + number(g.radius_below_1, "%.1f") + " | " +
+             number(g.sensitivity, "%.3g") + " | " + cell(g.hard) + " |\n";
+    }
+  }
+  if (std::any_of(r.groups.begin(), r.groups.end(), [](const Group& g) { return !g.scaling.empty(); })) {
+    out += "\n## Test-time compute against difficulty (eval_scaling.json)\n\nPer group and halting rule, mean over "
+           "the runs that have one: iterations spent / exact % at the stop, per level (`none`: every example run to "
+           "the end).\n";
+    std::vector<std::string> shown;  // one table per list of levels
+    for (const Group& g : r.groups) {
+      if (g.scaling.empty()) continue;
+      std::string header = "| group | rule |", rule = "|---|---|";
+      for (const std::string& l : g.scaling_levels) header += " " + l + " |", rule += "---|";
+      if (std::find(shown.begin(), shown.end(), header) == shown.end()) {
+        shown.push_back(header);
+        out += "\n" + header + "\n" + rule + "\n";
+      }
+      for (const Group::ScalingRow& row : g.scaling) {
+        out += "| " + g.key + " | " + row.rule + " |";
+        for (size_t l = 0; l < row.iters.size(); ++l) {
+          char buf[64] = " - |";
+          if (row.iters[l].n) std::snprintf(buf, sizeof buf, " %.1f / %.1f |", row.iters[l].mean, row.exact[l].mean);
+          out += buf;
+        }
+        out += "\n";
+      }
+    }
+  }
   if (!r.figure3.empty()) {
     out += "\n## Figure 3: the best autonomous configuration of each task, exact % against iterations\n\n"
            "| task | group | split |";
@@ -298,7 +391,19 @@ nlohmann::json to_json(const Report& r) {
   for (const Group& g : r.groups) {
     nlohmann::json j = {{"group", g.key}, {"task", g.task}, {"norm", g.norm}, {"recall", g.recall}, {"lr", g.lr},
                         {"preset", g.preset}, {"runs", g.runs}, {"runs_planned", g.runs_planned},
-                        {"val", stat(g.val)}, {"hard", stat(g.hard)}, {"rho", stat(g.rho)}};
+                        {"val", stat(g.val)}, {"hard", stat(g.hard)}, {"rho", stat(g.rho)},
+                        {"settle", stat(g.settle)}, {"radius", stat(g.radius)}, {"radius_below_1", stat(g.radius_below_1)},
+                        {"sensitivity", stat(g.sensitivity)}};
+    if (!g.scaling.empty()) {
+      nlohmann::json rows = nlohmann::json::array();
+      for (const Group::ScalingRow& row : g.scaling) {
+        nlohmann::json iters = nlohmann::json::array(), exact = nlohmann::json::array();
+        for (const Stat& s : row.iters) iters.push_back(stat(s));
+        for (const Stat& s : row.exact) exact.push_back(stat(s));
+        rows.push_back({{"rule", row.rule}, {"iters", iters}, {"exact", exact}});
+      }
+      j["scaling"] = {{"levels", g.scaling_levels}, {"rules", rows}};
+    }
     j["paper_val"] = g.paper_val ? nlohmann::json(*g.paper_val) : nlohmann::json();
     j["paper_hard"] = g.paper_hard ? nlohmann::json(*g.paper_hard) : nlohmann::json();
     groups.push_back(j);

@@ -33,6 +33,21 @@ struct Group {
   int64_t runs_planned = 0;
   Stat val, hard, rho;          // exact accuracy in percent at the last evaluated iteration; rho(Wx) of block 0
   std::optional<double> paper_val, paper_hard;  // the paper's, where it has the configuration
+  // The fixed points, from analysis.json's val split (else its first), for runs that have one:
+  // the percent of examples that settle; and over the detailed examples, the median spectral
+  // radius of df/dx at the fixed point, the percent with radius below 1, and the median norm of
+  // the input sensitivity dx*/dx0 (GMRES).
+  Stat settle, radius, radius_below_1, sensitivity;
+  // Test-time compute against difficulty, from eval_scaling.json, for runs that have one: per
+  // halting rule ("none" first: every example run to the end), per level (`scaling_levels`, the
+  // labels in the first such run's order), the mean iterations spent and the exact accuracy in
+  // percent at the stop.
+  struct ScalingRow {
+    std::string rule;
+    std::vector<Stat> iters, exact;
+  };
+  std::vector<std::string> scaling_levels;
+  std::vector<ScalingRow> scaling;
 };
 
 // Figure 3: the best autonomous (recall none) group of each task by mean hard accuracy, its mean

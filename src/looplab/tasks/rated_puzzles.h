@@ -3,7 +3,9 @@
 // and random one-hot inputs for benchmarks.
 #pragma once
 
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "looplab/tasks/task.h"
@@ -55,6 +57,37 @@ inline std::vector<int64_t> pick_from_band(const std::vector<int64_t>& band, con
   std::vector<int64_t> pick;
   for (int64_t i = offset; i < offset + count; ++i) pick.push_back(band[order[i]]);
   return pick;
+}
+
+// `eval --scaling` for a rated task: for each band [lo, hi] of ratings (both ends included), the
+// first `count` examples rated in it, in file order, that `used` (train and val) leaves out.
+// A band with no such example is left out. `median` is the median rating of the picks (the mean
+// of the middle two for an even count).
+struct RatedLevel {
+  std::string label;  // "rating LO-HI", or "rating LO or more" for the open last band
+  std::vector<int64_t> picks;
+  double median = 0;
+};
+inline std::vector<RatedLevel> rated_levels(const std::vector<int64_t>& ratings, const std::vector<bool>& used,
+                                            const std::vector<std::pair<int64_t, int64_t>>& bands, int64_t count) {
+  std::vector<RatedLevel> levels;
+  for (const auto& [lo, hi] : bands) {
+    if (lo > hi) continue;  // a band emptied by ties between percentiles
+    RatedLevel level;
+    level.label = "rating " + std::to_string(lo) + (hi == INT64_MAX ? " or more" : "-" + std::to_string(hi));
+    std::vector<int64_t> rated;
+    for (size_t i = 0; i < ratings.size() && static_cast<int64_t>(level.picks.size()) < count; ++i)
+      if (!used[i] && ratings[i] >= lo && ratings[i] <= hi) {
+        level.picks.push_back(static_cast<int64_t>(i));
+        rated.push_back(ratings[i]);
+      }
+    if (rated.empty()) continue;
+    std::sort(rated.begin(), rated.end());
+    const size_t n = rated.size();
+    level.median = n % 2 ? static_cast<double>(rated[n / 2]) : 0.5 * static_cast<double>(rated[n / 2 - 1] + rated[n / 2]);
+    levels.push_back(std::move(level));
+  }
+  return levels;
 }
 
 // `count` examples of one random class of `channels` per position (one-hot), targets of

@@ -101,7 +101,7 @@ Preset Task::preset(const std::string& name) const {
 
 void Task::prepare(DataOptions&, const std::string&, int) const {}
 
-std::vector<Level> Task::difficulty_levels(const DataOptions&, int64_t) const { return {}; }
+Difficulty Task::difficulty_levels(const DataOptions&, int64_t) const { return {}; }
 
 Examples Task::encode_query(const std::string&) const { throw Error(name() + ": no solve query"); }
 

@@ -141,9 +141,16 @@ struct Demo {
 
 // A difficulty level of a task (`looplab eval --scaling`): its examples and what sets them apart.
 struct Level {
-  std::string label;  // e.g. "256 bits"
-  int64_t size = 0;   // positions per input
+  std::string label;        // e.g. "256 bits", "rating 1601-2000"
+  int64_t size = 0;         // positions per input
+  double difficulty = 0;    // in the levels' measure: the bits, or the median rating of the level's examples
   Examples examples;
+};
+// A task's difficulty levels, easiest first, and what their `difficulty` measures ("bits",
+// "rating (solver backtracks)", "puzzle rating").
+struct Difficulty {
+  std::string measure;
+  std::vector<Level> levels;
 };
 
 class Task {
@@ -167,9 +174,10 @@ class Task {
   // form; targets need not be right.
   virtual Examples synthetic(int64_t count, int64_t positions, uint64_t seed) const = 0;
 
-  // `looplab eval --scaling`: `count` examples per difficulty level, easiest first, from the
-  // run's data options. Default: none (eval --scaling says the task has none yet).
-  virtual std::vector<Level> difficulty_levels(const DataOptions& data, int64_t count) const;
+  // `looplab eval --scaling`: `count` examples per difficulty level (fewer where the data has
+  // fewer), easiest first, from the run's data options, none of them a train or val example.
+  // Default: none (eval --scaling says the task has none yet).
+  virtual Difficulty difficulty_levels(const DataOptions& data, int64_t count) const;
   // `looplab data NAME`: writes generated examples to a file.
   virtual Tool generator() const = 0;
   // `looplab NAME TOOL`: commands of the task's own (none by default).

@@ -90,6 +90,31 @@ class Chess : public Task {
     return random_one_hot(count, positions, 12, 2, seed);
   }
 
+  // Bands of puzzle rating (at most 1000, 1001-1400, 1401-1600, 1601-2000, 2001-2400, 2401 or
+  // more), each level the first puzzles of its band in file order, less the ones train and val
+  // read (the first train + val rated 1600 or below).
+  Difficulty difficulty_levels(const DataOptions& s, int64_t count) const override {
+    if (s.data_file.empty())
+      throw Error("--scaling: chess's levels come from a rated data file, and this run has none (it reads its splits "
+                  "from their own files)");
+    chess::ReadOptions options;
+    options.skip_bad = s.skip_bad;
+    const std::vector<chess::Example> all = chess::read_lichess(s.resolve(s.data_file), options).examples;
+    std::vector<int64_t> ratings;
+    std::vector<bool> used(all.size(), false);
+    int64_t easy = 0;
+    for (size_t i = 0; i < all.size(); ++i) {
+      ratings.push_back(all[i].rating);
+      if (all[i].rating <= kEasyMax && easy < s.train_count + s.val_count) used[i] = true, ++easy;
+    }
+    Difficulty out{"puzzle rating", {}};
+    for (const RatedLevel& l : rated_levels(
+             ratings, used, {{0, 1000}, {1001, 1400}, {1401, kEasyMax}, {kHardMin, kHardMax}, {2001, 2400}, {2401, INT64_MAX}},
+             count))
+      out.levels.push_back({l.label, 64, l.median, encode(all, l.picks)});
+    return out;
+  }
+
   Tool generator() const override {
     return {"chess",
             "Puzzles from engine analysis of varied self-play, rated by search depth (Lichess format; docs/chess.md)",

@@ -48,14 +48,14 @@ class PrefixSums : public Task {
   // Inputs of 32 (the training length) to 2,048 bits, each level drawn as the hard split is,
   // from the run's data seed. Information crosses about 2 positions per iteration (docs/presets.md),
   // so n bits need about n / 2 iterations.
-  std::vector<Level> difficulty_levels(const DataOptions& data, int64_t count) const override {
-    std::vector<Level> levels;
+  Difficulty difficulty_levels(const DataOptions& data, int64_t count) const override {
+    Difficulty levels{"bits", {}};
     for (int64_t bits = 32; bits <= 2048; bits *= 2) {
       DataOptions d = data;
       d.hard_file.clear();
       d.hard_bits = bits;
       d.hard_count = count;
-      levels.push_back({std::to_string(bits) + " bits", bits, load(d, "hard")});
+      levels.levels.push_back({std::to_string(bits) + " bits", bits, static_cast<double>(bits), load(d, "hard")});
     }
     return levels;
   }

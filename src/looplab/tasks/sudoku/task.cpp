@@ -156,6 +156,34 @@ class Sudoku : public Task {
     return random_one_hot(count, positions, 10, 10, seed);
   }
 
+  // Bands of the rated pool's ratings at its 50th, 80th (the hard split's cut), 95th and 99th
+  // percentiles (nearest rank), each level the first puzzles of its band in file order that train
+  // and val do not use. With sudoku-extreme's two files, the bands of test.csv, which no split
+  // trains on.
+  Difficulty difficulty_levels(const DataOptions& s, int64_t count) const override {
+    if (s.data_file.empty())
+      throw Error("--scaling: sudoku's levels come from a rated pool, and this run has none (it reads its splits from "
+                  "their own files)");
+    const bool extreme = !s.hard_file.empty();
+    const std::string path = s.resolve(extreme ? s.hard_file : s.data_file);
+    const sudoku::Dataset d = sudoku::read_csv(path, s.skip_bad);
+    std::vector<int64_t> ratings;
+    for (const sudoku::Puzzle& p : d.puzzles) ratings.push_back(p.rating);
+    std::vector<bool> used(d.puzzles.size(), false);
+    if (!extreme) {
+      const sudoku::RatingSplit bands = sudoku::split_by_rating(d.puzzles);
+      for (const char* split : {"train", "val"})
+        for (int64_t i : pick_from_band(bands.easy, s, split, path, "easy puzzles")) used[i] = true;
+    }
+    const int64_t c50 = sudoku::percentile_of(ratings, 0.5), c80 = sudoku::percentile_of(ratings, 0.8),
+                  c95 = sudoku::percentile_of(ratings, 0.95), c99 = sudoku::percentile_of(ratings, 0.99);
+    Difficulty out{"rating (solver backtracks)", {}};
+    for (const RatedLevel& l :
+         rated_levels(ratings, used, {{0, c50 - 1}, {c50, c80 - 1}, {c80, c95 - 1}, {c95, c99 - 1}, {c99, INT64_MAX}}, count))
+      out.levels.push_back({l.label, 81, l.median, encode(d.puzzles, l.picks)});
+    return out;
+  }
+
   Tool generator() const override {
     return {"sudoku",
             "Minimal puzzles with unique solutions, rated by solver backtracks (sudoku-extreme format)",
