@@ -128,20 +128,27 @@ LoopedTransformer load_for_evaluation(const RunFolder& run, EvalRunOptions& o) {
   return model;
 }
 
+// What every evaluation of a run folder starts from: the checked options, the folder, the name of
+// the weights file it evaluates, the options with the precision settled, and the model.
+struct Evaluation {
+  Evaluation(const std::string& dir, const EvalRunOptions& o)
+      : run((check(o), dir)), weights(run.weights(o.weights)), settled(o), model(load_for_evaluation(run, settled)) {}
+  const RunFolder run;
+  const std::string weights;
+  EvalRunOptions settled;
+  LoopedTransformer model;
+};
+
 }  // namespace
 
 EvalReport evaluate_run(const std::string& dir, const EvalRunOptions& o) {
-  check(o);
-  const RunFolder run(dir);
-  const std::string weights = run.weights(o.weights);
-  EvalRunOptions settled = o;
-  LoopedTransformer model = load_for_evaluation(run, settled);
-  DataOptions data = run.evaluation_data();
-  EvalReport report{EvalReport::kSchemaVersion, weights, o.first, o.last, {}};
+  Evaluation e(dir, o);
+  DataOptions data = e.run.evaluation_data();
+  EvalReport report{EvalReport::kSchemaVersion, e.weights, o.first, o.last, {}};
   // A stopped evaluation goes on from its last batch: a sweep's evaluation at 500 iterations
   // can take an hour, the paper preset's on its hard split days.
-  const std::string partial = run.file(RunFolder::kEvalPartial);
-  const nlohmann::json settings = partial_settings(run.file(weights), settled);
+  const std::string partial = e.run.file(RunFolder::kEvalPartial);
+  const nlohmann::json settings = partial_settings(e.run.file(e.weights), e.settled);
   std::map<std::string, CurveSums> sums = read_partial(partial, settings);
   for (const std::string& name : o.splits) {
     if (o.count) data.set_count(name, o.count);
@@ -156,7 +163,7 @@ EvalReport evaluate_run(const std::string& dir, const EvalRunOptions& o) {
                    static_cast<long long>(so_far.done), static_cast<long long>(split.size()), partial.c_str());
     // A line per tenth in a log.
     Progress progress("evaluating " + name);
-    CurveReport c = evaluate_curve(*model, split, o.last, o.batch, so_far,
+    CurveReport c = evaluate_curve(*e.model, split, o.last, o.batch, so_far,
                                    [&](const CurveSums&) { write_partial(partial, settings, sums); }, std::ref(progress));
     progress.clear();
     const auto cut = static_cast<std::ptrdiff_t>(o.first - 1);
@@ -164,55 +171,47 @@ EvalReport evaluate_run(const std::string& dir, const EvalRunOptions& o) {
     c.iterations.erase(c.iterations.begin(), c.iterations.begin() + cut);
     report.splits[name] = c;
   }
-  write_report(run.file(RunFolder::kEval), report);
+  write_report(e.run.file(RunFolder::kEval), report);
   fs::remove(partial);
   return report;
 }
 
 HaltReport evaluate_run_halting(const std::string& dir, const EvalRunOptions& o) {
-  check(o);
-  const RunFolder run(dir);
-  const std::string weights = run.weights(o.weights);
-  EvalRunOptions settled = o;
-  LoopedTransformer model = load_for_evaluation(run, settled);
-  const auto rules = halt_rules(o, model->config());
-  DataOptions data = run.evaluation_data();
+  Evaluation e(dir, o);
+  const auto rules = halt_rules(o, e.model->config());
+  DataOptions data = e.run.evaluation_data();
   HaltReport report;
-  report.weights = weights;
+  report.weights = e.weights;
   report.max_iters = o.last;
   for (const std::string& name : o.splits) {
     if (o.count) data.set_count(name, o.count);
     const Split split = load_split(data, name);
     Progress progress("halting on " + name, Progress::Log::kNone);
-    report.splits[name] = halt_split_report(halt_traces(*model, split, o.last, o.batch, std::ref(progress)), rules);
+    report.splits[name] = halt_split_report(halt_traces(*e.model, split, o.last, o.batch, std::ref(progress)), rules);
     progress.clear();
   }
-  write_report(run.file(RunFolder::kEvalHalt), report);
+  write_report(e.run.file(RunFolder::kEvalHalt), report);
   return report;
 }
 
 ScalingReport evaluate_run_scaling(const std::string& dir, const EvalRunOptions& o) {
-  check(o);
-  const RunFolder run(dir);
-  const std::string weights = run.weights(o.weights);
-  EvalRunOptions settled = o;
-  LoopedTransformer model = load_for_evaluation(run, settled);
-  const auto rules = halt_rules(o, model->config());
-  const Task& t = task(model->config().task);
-  const Difficulty difficulty = t.difficulty_levels(run.evaluation_data(), o.count > 0 ? o.count : 100);
+  Evaluation e(dir, o);
+  const auto rules = halt_rules(o, e.model->config());
+  const Task& t = task(e.model->config().task);
+  const Difficulty difficulty = t.difficulty_levels(e.run.evaluation_data(), o.count > 0 ? o.count : 100);
   if (difficulty.levels.empty()) throw Error("--scaling: the task " + t.name() + " has no difficulty levels yet");
   ScalingReport report;
-  report.weights = weights;
+  report.weights = e.weights;
   report.max_iters = o.last;
   report.measure = difficulty.measure;
   for (const Level& level : difficulty.levels) {
     const Split split = to_split(level.label, level.examples);
     Progress progress("scaling: " + level.label, Progress::Log::kNone);
     report.levels.push_back({level.label, level.size, level.difficulty,
-                             halt_split_report(halt_traces(*model, split, o.last, o.batch, std::ref(progress)), rules)});
+                             halt_split_report(halt_traces(*e.model, split, o.last, o.batch, std::ref(progress)), rules)});
     progress.clear();
   }
-  write_report(run.file(RunFolder::kEvalScaling), report);
+  write_report(e.run.file(RunFolder::kEvalScaling), report);
   return report;
 }
 
@@ -238,25 +237,21 @@ std::string run_evaluation(const std::string& dir, const EvalRunOptions& o, bool
 }
 
 AcceleratedReport evaluate_run_accelerated(const std::string& dir, const EvalRunOptions& o) {
-  check(o);
-  const RunFolder run(dir);
-  const std::string weights = run.weights(o.weights);
-  EvalRunOptions settled = o;
-  LoopedTransformer model = load_for_evaluation(run, settled);
+  Evaluation e(dir, o);
   FixedPointOptions fp;
   fp.max_iters = o.last;
   fp.tolerance = o.tolerance;
   fp.anderson = o.anderson;
-  DataOptions data = run.evaluation_data();
-  AcceleratedReport report{AcceleratedReport::kSchemaVersion, weights, fp.max_iters, fp.tolerance, fp.anderson, {}};
+  DataOptions data = e.run.evaluation_data();
+  AcceleratedReport report{AcceleratedReport::kSchemaVersion, e.weights, fp.max_iters, fp.tolerance, fp.anderson, {}};
   for (const std::string& name : o.splits) {
     if (o.count) data.set_count(name, o.count);
     const Split split = load_split(data, name);
     Progress progress(name, Progress::Log::kNone);
-    report.splits[name] = evaluate_accelerated(*model, split, o.batch, fp, std::ref(progress));
+    report.splits[name] = evaluate_accelerated(*e.model, split, o.batch, fp, std::ref(progress));
     progress.clear();
   }
-  write_report(run.file(RunFolder::kEvalAccelerated), report);
+  write_report(e.run.file(RunFolder::kEvalAccelerated), report);
   return report;
 }
 

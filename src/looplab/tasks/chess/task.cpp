@@ -61,10 +61,21 @@ class Chess : public Task {
   DataOptions default_data() const override { return puzzle_data(Task::default_data()); }
   Preset preset(const std::string& name) const override { return puzzle_preset(Task::preset(name), name); }
 
-  // Easy (train, val): rating at most 1600; hard: 1601-2000 (both ends included, as the released
-  // code). The database is ordered by puzzle id, effectively random, so the first puzzles of
-  // each band are a fair sample; they are shuffled with the data seed before train and val are
-  // cut.
+  // The rows of the data file that train + val (hard: false) or hard read: the first puzzles of
+  // the split's rating band in file order. Easy (train, val): rating at most 1600; hard:
+  // 1601-2000 (both ends included, as the released code).
+  static chess::ReadOptions band_of(const DataOptions& s, bool hard) {
+    chess::ReadOptions options;
+    options.skip_bad = s.skip_bad;
+    options.min_rating = hard ? kHardMin : 0;
+    options.max_rating = hard ? kHardMax : kEasyMax;
+    options.limit = hard ? s.hard_count : s.train_count + s.val_count;
+    return options;
+  }
+
+  // Each split reads its band (band_of). The database is ordered by puzzle id, effectively
+  // random, so the first puzzles of each band are a fair sample; they are shuffled with the data
+  // seed before train and val are cut.
   Examples load(const DataOptions& s, const std::string& split) const override {
     s.count(split);  // checks the split's name
     chess::ReadOptions options;
@@ -78,10 +89,7 @@ class Chess : public Task {
       throw Error("chess: no puzzles given (a data file: a Lichess puzzle CSV or .csv.zst, e.g. from `looplab data chess`)");
     const std::string path = s.resolve(s.data_file);
     const bool hard = split == "hard";
-    options.min_rating = hard ? kHardMin : 0;
-    options.max_rating = hard ? kHardMax : kEasyMax;
-    options.limit = hard ? s.hard_count : s.train_count + s.val_count;
-    const std::vector<chess::Example> band = chess::read_lichess(path, options).examples;
+    const std::vector<chess::Example> band = chess::read_lichess(path, band_of(s, hard)).examples;
     return encode(band, pick_from_band(all_of(band.size()), s, split, path,
                                        hard ? "puzzles rated 1601-2000" : "puzzles rated 1600 or below"));
   }
@@ -92,7 +100,7 @@ class Chess : public Task {
 
   // Bands of puzzle rating (at most 1000, 1001-1400, 1401-1600, 1601-2000, 2001-2400, 2401 or
   // more), each level the first puzzles of its band in file order, less the ones train and val
-  // read (the first train + val rated 1600 or below).
+  // read (band_of).
   Difficulty difficulty_levels(const DataOptions& s, int64_t count) const override {
     if (s.data_file.empty())
       throw Error("--scaling: chess's levels come from a rated data file, and this run has none (it reads its splits "
@@ -102,10 +110,12 @@ class Chess : public Task {
     const std::vector<chess::Example> all = chess::read_lichess(s.resolve(s.data_file), options).examples;
     std::vector<int64_t> ratings;
     std::vector<bool> used(all.size(), false);
-    int64_t easy = 0;
+    const chess::ReadOptions easy = band_of(s, false);
+    int64_t read = 0;
     for (size_t i = 0; i < all.size(); ++i) {
       ratings.push_back(all[i].rating);
-      if (all[i].rating <= kEasyMax && easy < s.train_count + s.val_count) used[i] = true, ++easy;
+      if (all[i].rating >= easy.min_rating && all[i].rating <= easy.max_rating && read < easy.limit)
+        used[i] = true, ++read;
     }
     Difficulty out{"puzzle rating", {}};
     for (const RatedLevel& l : rated_levels(
