@@ -91,7 +91,9 @@ function draw(report) {
     },
   });
   const points = report.figure6 || [];
-  const keys = [...new Set(points.map(p => `${p.task} ${p.recall} ${p.norm}`))];
+  // One line per group without its learning rate (reports before 2026-12-05 have no series).
+  const line = p => `${p.task} ${p.series || `recall-${p.recall}_norm-${p.norm}`}`;
+  const keys = [...new Set(points.map(line))];
   const series6 = [];
   fig6.update({
     // A marker at every point (a sweep at one learning rate has lines of one point).
@@ -110,7 +112,7 @@ function draw(report) {
     title: 'Figure 6: rho(Wx) against the learning rate, recall without outer normalization', x_label: 'log10(lr)',
     y_label: 'rho(Wx)', hideEmpty: true,
     series: keys.map((k, i) => {
-      const ps = points.filter(p => `${p.task} ${p.recall} ${p.norm}` === k).sort((a, b) => a.lr - b.lr);
+      const ps = points.filter(p => line(p) === k).sort((a, b) => a.lr - b.lr);
       const s = { name: k, x: ps.map(p => Math.log10(p.lr)), y: ps.map(p => p.rho.mean), color: palette[i % palette.length] };
       series6.push(s);
       return s;

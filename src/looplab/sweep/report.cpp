@@ -76,6 +76,15 @@ std::string group_key(const Sweep&, const Run& run) {
   return name.empty() ? "base" : name;
 }
 
+// A group's line in figure 6: its key without the learning-rate part.
+std::string series_key(const std::string& group) {
+  std::string name, part;
+  std::stringstream parts(group);
+  while (std::getline(parts, part, '_'))
+    if (part.rfind("lr-", 0) != 0) name += (name.empty() ? "" : "_") + part;
+  return name;
+}
+
 std::string lr_text(double lr) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", lr);
@@ -223,10 +232,10 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
     const Recall recall = parse_recall(gr.recall);
     const Norm norm = parse_norm(gr.norm);
     if ((recall == Recall::kExternal || recall == Recall::kInternal) && (norm == Norm::kPre || norm == Norm::kPeri) && gr.rho.n)
-      rep.figure6.push_back({gr.task, gr.recall, gr.norm, gr.lr, gr.rho});
+      rep.figure6.push_back({gr.task, series_key(gr.key), gr.recall, gr.norm, gr.lr, gr.rho});
   }
   std::sort(rep.figure6.begin(), rep.figure6.end(), [](const Figure6Point& a, const Figure6Point& b) {
-    return std::tie(a.task, a.recall, a.norm, a.lr) < std::tie(b.task, b.recall, b.norm, b.lr);
+    return std::tie(a.task, a.series, a.lr) < std::tie(b.task, b.series, b.lr);
   });
   return rep;
 }
@@ -357,11 +366,11 @@ std::string to_markdown(const Report& r) {
   }
   if (!r.figure6.empty()) {
     out += "\n## Figure 6: rho(Wx) against the learning rate, recall without outer normalization\n\n"
-           "| task | recall | norm | lr | rho(Wx) |\n|---|---|---|---|---|\n";
+           "| task | line | lr | rho(Wx) |\n|---|---|---|---|\n";
     for (const Figure6Point& p : r.figure6) {
       char buf[64];
       std::snprintf(buf, sizeof buf, "%.4f ± %.4f", p.rho.mean, p.rho.standard_error);
-      out += "| " + p.task + " | " + p.recall + " | " + p.norm + " | " + lr_text(p.lr) + " | " + buf + " |\n";
+      out += "| " + p.task + " | " + p.series + " | " + lr_text(p.lr) + " | " + buf + " |\n";
     }
   }
   return out;
@@ -413,7 +422,7 @@ nlohmann::json to_json(const Report& r) {
     figure3.push_back({{"task", c.task}, {"group", c.group}, {"training_iters", c.training_iters}, {"val", c.val},
                        {"hard", c.hard}});
   for (const Figure6Point& p : r.figure6)
-    figure6.push_back({{"task", p.task}, {"recall", p.recall}, {"norm", p.norm}, {"lr", p.lr}, {"rho", stat(p.rho)}});
+    figure6.push_back({{"task", p.task}, {"series", p.series}, {"recall", p.recall}, {"norm", p.norm}, {"lr", p.lr}, {"rho", stat(p.rho)}});
   return {{"schema_version", kReportSchemaVersion}, {"sweep", r.sweep},   {"file", r.file},      {"eval_iters", r.eval_iters},
           {"weights", RunFolder::kWeights}, {"not_final", r.not_final},
           {"groups", groups},    {"figure3", figure3}, {"figure6", figure6}};

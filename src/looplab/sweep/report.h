@@ -60,9 +60,11 @@ struct Figure3Curve {
 };
 
 // Figure 6: rho(Wx) against the learning rate, external and internal recall without outer
-// normalization (pre and peri norm).
+// normalization (pre and peri norm). series: the group without its learning rate (one line of
+// the figure; recall-external_norm-pre, or with a sweep's other axes
+// recall-external_norm-pre_gradient-implicit).
 struct Figure6Point {
-  std::string task, recall, norm;
+  std::string task, series, recall, norm;
   double lr = 0;
   Stat rho;
 };
