@@ -5,6 +5,7 @@
 
 #include "looplab/eval/halting.h"
 #include "looplab/util/error.h"
+#include "../train/tiny_model.h"
 
 namespace looplab {
 namespace {
@@ -52,12 +53,7 @@ TEST(Halting, ReportByHand) {
 }
 
 TEST(Halting, TracesMatchAPlainLoop) {
-  torch::manual_seed(2);
-  ModelConfig c = default_config("prefix-sums", Recall::kExternal, Norm::kPost, 8);
-  c.heads = 2;
-  c.halt_head = true;
-  LoopedTransformer model(c);
-  model->to(torch::kFloat64);
+  LoopedTransformer model = tiny_model(2, Recall::kExternal, Norm::kPost, /*halt_head=*/true);
   const torch::Tensor bits = torch::randint(0, 2, {5, 10}, torch::kInt64);
   Split split{"crafted", (bits.to(torch::kFloat32) - 0.5).unsqueeze(-1), bits.cumsum(1).remainder(2)};
   split.inputs = split.inputs.to(torch::kFloat64);

@@ -8,23 +8,10 @@
 #include <vector>
 
 #include "looplab/train/progressive_loss.h"
+#include "tiny_model.h"
 
 namespace looplab {
 namespace {
-
-// A tiny prefix-sums model in float64 (width 8, 2 heads), its block weights shrunk by `shrink`
-// (0.5 makes external recall with post norm contractive, tests/analysis/fixed_point_test.cpp).
-LoopedTransformer tiny(Recall recall, Norm norm, double shrink) {
-  torch::manual_seed(3);
-  ModelConfig c = default_config("prefix-sums", recall, norm, 8);
-  c.heads = 2;
-  LoopedTransformer model(c);
-  model->to(torch::kFloat64);
-  torch::NoGradGuard no_grad;
-  for (auto& item : model->named_parameters())
-    if (item.key().find("recur_blocks") == 0 && item.key().find("norm") == std::string::npos) item.value().mul_(shrink);
-  return model;
-}
 
 struct Batch {
   torch::Tensor input, target;
@@ -53,7 +40,7 @@ double relative(const torch::Tensor& a, const torch::Tensor& b) {
 TEST(Gradient, PhantomWithDampingOneIsBpttFromTheSameState) {
   for (const auto& [recall, norm] : {std::make_pair(Recall::kExternal, Norm::kPost), std::make_pair(Recall::kNone, Norm::kPre),
                                      std::make_pair(Recall::kInternal, Norm::kGru)}) {
-    LoopedTransformer model = tiny(recall, norm, 1.0);
+    LoopedTransformer model = tiny_model(3, recall, norm);
     const Batch b = batch();
     FixedPointGradient o;
     o.max_iters = 3;
@@ -75,7 +62,7 @@ TEST(Gradient, PhantomWithDampingOneIsBpttFromTheSameState) {
 }
 
 TEST(Gradient, ImplicitEqualsBpttThroughManyIterationsAndFiniteDifferences) {
-  LoopedTransformer model = tiny(Recall::kExternal, Norm::kPost, 0.5);
+  LoopedTransformer model = tiny_model(3, Recall::kExternal, Norm::kPost, /*halt_head=*/false, /*shrink=*/0.5);
   const Batch b = batch();
   FixedPointGradient o;
   o.implicit = true;

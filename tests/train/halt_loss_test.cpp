@@ -7,19 +7,10 @@
 
 #include "looplab/train/halt_loss.h"
 #include "looplab/util/error.h"
+#include "tiny_model.h"
 
 namespace looplab {
 namespace {
-
-LoopedTransformer tiny(bool head) {
-  torch::manual_seed(4);
-  ModelConfig c = default_config("prefix-sums", Recall::kExternal, Norm::kPost, 8);
-  c.heads = 2;
-  c.halt_head = head;
-  LoopedTransformer model(c);
-  model->to(torch::kFloat64);
-  return model;
-}
 
 // Binary cross-entropy of the head written out: mean of -(y log s(q) + (1 - y) log(1 - s(q))),
 // q = w . mean_L(state) + b.
@@ -36,7 +27,7 @@ double bce_by_hand(LoopedTransformerImpl& model, const torch::Tensor& state, con
 }
 
 TEST(HaltLoss, GradientMatchesFiniteDifferences) {
-  LoopedTransformer model = tiny(true);
+  LoopedTransformer model = tiny_model(4, Recall::kExternal, Norm::kPost, /*halt_head=*/true);
   EXPECT_EQ(parameter_count(model->config()), [&] {
     int64_t n = 0;
     for (const auto& p : model->parameters()) n += p.numel();
@@ -79,7 +70,7 @@ TEST(HaltLoss, GradientMatchesFiniteDifferences) {
 }
 
 TEST(HaltLoss, AModelWithoutAHeadIsRefused) {
-  LoopedTransformer model = tiny(false);
+  LoopedTransformer model = tiny_model(4);
   EXPECT_THROW(halt_backward(*model, torch::zeros({1, 6, 8}, torch::kFloat64), torch::tensor({true}), 1.0), Error);
 }
 

@@ -7,18 +7,10 @@
 #include <cmath>
 
 #include "looplab/train/jacobian_penalty.h"
+#include "tiny_model.h"
 
 namespace looplab {
 namespace {
-
-LoopedTransformer tiny(Recall recall, Norm norm) {
-  torch::manual_seed(3);
-  ModelConfig c = default_config("prefix-sums", recall, norm, 8);
-  c.heads = 2;
-  LoopedTransformer model(c);
-  model->to(torch::kFloat64);
-  return model;
-}
 
 torch::Tensor one_input() {
   return torch::tensor({0.5, -0.5, 0.5, 0.5, -0.5, -0.5}, torch::kFloat64).reshape({1, 6, 1});
@@ -48,7 +40,7 @@ double dense_frobenius(LoopedTransformerImpl& model, const torch::Tensor& input,
 TEST(JacobianPenalty, EstimateMatchesTheDenseFrobeniusNorm) {
   for (const auto& [recall, norm] : {std::make_pair(Recall::kExternal, Norm::kPost), std::make_pair(Recall::kNone, Norm::kPre),
                                      std::make_pair(Recall::kInternal, Norm::kGru)}) {
-    LoopedTransformer model = tiny(recall, norm);
+    LoopedTransformer model = tiny_model(3, recall, norm);
     const torch::Tensor input = one_input();
     const torch::Tensor state = state_of(*model, input);
     const double dense = dense_frobenius(*model, input, state);
@@ -76,7 +68,7 @@ TEST(JacobianPenalty, EstimateMatchesTheDenseFrobeniusNorm) {
 }
 
 TEST(JacobianPenalty, GradientMatchesFiniteDifferences) {
-  LoopedTransformer model = tiny(Recall::kExternal, Norm::kPost);
+  LoopedTransformer model = tiny_model(3);
   torch::manual_seed(7);
   const torch::Tensor input = torch::cat({one_input(), -one_input()});
   const torch::Tensor state = state_of(*model, input);

@@ -5,18 +5,10 @@
 
 #include "looplab/train/weight_average.h"
 #include "looplab/util/error.h"
+#include "tiny_model.h"
 
 namespace looplab {
 namespace {
-
-LoopedTransformer tiny() {
-  torch::manual_seed(1);
-  ModelConfig c = default_config("prefix-sums", Recall::kExternal, Norm::kPost, 8);
-  c.heads = 2;
-  LoopedTransformer model(c);
-  model->to(torch::kFloat64);
-  return model;
-}
 
 void add_to_weights(LoopedTransformerImpl& model, double x) {
   torch::NoGradGuard no_grad;
@@ -24,7 +16,7 @@ void add_to_weights(LoopedTransformerImpl& model, double x) {
 }
 
 TEST(WeightAverage, UpdatesByHand) {
-  LoopedTransformer model = tiny();
+  LoopedTransformer model = tiny_model(1);
   std::vector<torch::Tensor> start;
   for (const auto& p : model->parameters()) start.push_back(p.detach().clone());
   WeightAverage ema(*model, 0.9);
@@ -51,7 +43,7 @@ TEST(WeightAverage, UpdatesByHand) {
 }
 
 TEST(WeightAverage, LoadsItsTensorsAndNamesAMissingOne) {
-  LoopedTransformer model = tiny();
+  LoopedTransformer model = tiny_model(1);
   WeightAverage ema(*model, 0.5);
   add_to_weights(*model, 2.0);
   ema.update();  // w0 + 1
