@@ -29,10 +29,13 @@ finish() {
   [ "$failed" -eq 0 ]
 }
 
-# toy_sweep FILE RECALLS EPOCHS TRAIN_COUNT [TOP_LINES] [BASE_LINES]: the sweep tests' tiny
-# prefix-sums sweep (width 16, 4-bit inputs, 2 seeds over RECALLS, e.g. '"none", "external"');
-# TOP_LINES go above [base] (out = ...), BASE_LINES into it (norm = ...).
+# toy_sweep FILE RECALLS EPOCHS TRAIN_COUNT [TOP_LINES] [BASE_LINES] [AXES_LINES]: the sweep
+# tests' tiny prefix-sums sweep (width 16, 4-bit inputs, 2 seeds over RECALLS, e.g. '"none",
+# "external"'); TOP_LINES go above [base] (out = ...), BASE_LINES into it (norm = ...), and
+# AXES_LINES, when given, replace the recall and seed axes.
 toy_sweep() {
+  local axes=${7:-"recall = [$2]
+seed = [0, 1]"}
   cat >"$1" <<TOML
 ${5:-}
 [base]
@@ -49,8 +52,7 @@ hard-bits = 8
 batch = 50
 max-iters = 4
 [axes]
-recall = [$2]
-seed = [0, 1]
+$axes
 [eval]
 iters = 12
 [analyze]

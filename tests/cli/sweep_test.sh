@@ -130,32 +130,10 @@ assert g['recall-external']['val']['n'] == 1 and g['recall-internal']['val']['n'
 
 # Figure 6 draws one line per group without its learning rate: with a learning-rate axis and a
 # second axis (gradient), each line holds both rates, and the lines are told apart by the rest.
-cat >"$TMP/c.toml" <<TOML
-[base]
-task = "prefix-sums"
-recall = "external"
-norm = "pre"
-width = 16
-heads = 2
-epochs = 1
-train-count = 100
-val-count = 10
-hard-count = 4
-train-bits = 4
-hard-bits = 8
-batch = 50
-max-iters = 4
-[axes]
-lr = [1e-3, 3e-3]
+toy_sweep "$TMP/c.toml" "" 1 100 "" 'recall = "external"
+norm = "pre"' 'lr = [1e-3, 3e-3]
 gradient = ["bptt", "one-step"]
-seed = [0]
-[eval]
-iters = 6
-[analyze]
-count = 2
-detail = 1
-iters = 6
-TOML
+seed = [0]'
 expect_ok "lr sweep" "$LOOPLAB" sweep run "$TMP/c.toml" --workers 2 --threads-per-run 1
 expect_ok "lr sweep report" "$LOOPLAB" sweep report "$TMP/c.toml"
 "$PY" - "$TMP/c/report.json" <<'PY' && ok || bad "figure 6's lines are not the groups without their learning rate: $(cat "$TMP/out")"

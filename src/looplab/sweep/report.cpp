@@ -1,5 +1,6 @@
 #include "looplab/sweep/report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -7,7 +8,6 @@
 #include <set>
 #include <sstream>
 #include <tuple>
-#include <algorithm>
 
 #include "looplab/io/atomic_file.h"
 #include "looplab/io/json_file.h"
@@ -65,24 +65,28 @@ std::string paper_cell(const std::optional<double>& v) {
   return buf;
 }
 
+// A run or group name (axis-value parts joined by '_') without the parts of the given axes.
+std::string without_axes(const std::string& name, std::initializer_list<const char*> axes) {
+  std::string out, part;
+  std::stringstream parts(name);
+  while (std::getline(parts, part, '_')) {
+    const bool drop = std::any_of(axes.begin(), axes.end(), [&](const char* a) { return part.rfind(a, 0) == 0; });
+    if (!drop) out += (out.empty() ? "" : "_") + part;
+  }
+  return out;
+}
+
 // A run's group: its folder name without the seed parts (recall-none_seed-1 -> recall-none).
 std::string group_key(const Sweep&, const Run& run) {
-  std::string name, part;
-  std::stringstream parts(run.name);
-  while (std::getline(parts, part, '_')) {
-    if (part.rfind("seed-", 0) == 0 || part.rfind("data-seed-", 0) == 0) continue;
-    name += (name.empty() ? "" : "_") + part;
-  }
+  const std::string name = without_axes(run.name, {"seed-", "data-seed-"});
   return name.empty() ? "base" : name;
 }
 
-// A group's line in figure 6: its key without the learning-rate part.
-std::string series_key(const std::string& group) {
-  std::string name, part;
-  std::stringstream parts(group);
-  while (std::getline(parts, part, '_'))
-    if (part.rfind("lr-", 0) != 0) name += (name.empty() ? "" : "_") + part;
-  return name;
+// A group's line in figure 6: its key without the learning-rate part, or, where the learning
+// rate was its only axis, its recall and norm.
+std::string series_key(const Group& g) {
+  const std::string name = without_axes(g.key, {"lr-"});
+  return name.empty() ? "recall-" + g.recall + "_norm-" + g.norm : name;
 }
 
 std::string lr_text(double lr) {
@@ -232,7 +236,7 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
     const Recall recall = parse_recall(gr.recall);
     const Norm norm = parse_norm(gr.norm);
     if ((recall == Recall::kExternal || recall == Recall::kInternal) && (norm == Norm::kPre || norm == Norm::kPeri) && gr.rho.n)
-      rep.figure6.push_back({gr.task, series_key(gr.key), gr.recall, gr.norm, gr.lr, gr.rho});
+      rep.figure6.push_back({gr.task, series_key(gr), gr.recall, gr.norm, gr.lr, gr.rho});
   }
   std::sort(rep.figure6.begin(), rep.figure6.end(), [](const Figure6Point& a, const Figure6Point& b) {
     return std::tie(a.task, a.series, a.lr) < std::tie(b.task, b.series, b.lr);
