@@ -226,7 +226,9 @@ std::string system_text(const nlohmann::json& j) {
     std::snprintf(buf, sizeof buf, ", bfloat16 %.1f GFLOP/s", j["matmul_gflops_bfloat16"].get<double>());
     out += buf;
   }
-  return out + "\n";
+  out += "\n";
+  if (j.contains("bf16_mixed")) out += "bf16-mixed " + str("bf16_mixed") + "\n";
+  return out;
 }
 
 }  // namespace looplab

@@ -84,8 +84,15 @@ cmp -s "$TMP/killed/model.safetensors" "$TMP/straight/model.safetensors" && ok |
 declare -A METHOD=([one-step]="--gradient one-step" [phantom]="--gradient phantom" [implicit]="--gradient implicit"
                    [jacobian]="--jacobian-weight 0.1" [ema]="--ema 0.9"
                    [implicit-jacobian-ema]="--gradient implicit --jacobian-weight 0.1 --ema 0.9"
-                   [halt-head]="--halt-head --halt-weight 0.5")
-for g in one-step phantom implicit jacobian ema implicit-jacobian-ema halt-head; do
+                   [halt-head]="--halt-head --halt-weight 0.5" [bf16-mixed]="--precision bf16-mixed")
+methods=(one-step phantom implicit jacobian ema implicit-jacobian-ema halt-head)
+# bf16-mixed (the fused engine's bfloat16 products): where the CPU has bfloat16 instructions.
+if grep -qw avx512_bf16 /proc/cpuinfo; then
+  methods+=(bf16-mixed)
+else
+  echo "skipped: bf16-mixed kill and resume (this CPU has no AVX512-BF16, so train refuses bf16-mixed)"
+fi
+for g in "${methods[@]}"; do
   read -r -a extra <<<"${METHOD[$g]}"
   G=("${TINY[@]}" --train-count 600 "${extra[@]}" --tolerance 1e-3 --phantom-steps 2 --epochs 3)
   start=$(date +%s%N)
@@ -94,6 +101,7 @@ for g in one-step phantom implicit jacobian ema implicit-jacobian-ema halt-head;
   case $g in
     phantom) grep -q '"forward_converged"' "$TMP/g-$g/metrics.jsonl" && ok || bad "$g: no forward_converged" ;;
     implicit*) grep -q '"adjoint_converged"' "$TMP/g-$g/metrics.jsonl" && ok || bad "$g: no adjoint_converged" ;;
+    bf16-mixed) grep -q '"precision": "bf16-mixed"' "$TMP/g-$g/training.json" && ok || bad "$g: training.json lacks the precision" ;;
     one-step) grep -q '"forward_converged"' "$TMP/g-$g/metrics.jsonl" && bad "$g: forward_converged recorded" || ok
               grep -q '"gradient": "one-step"' "$TMP/g-$g/training.json" && ok || bad "$g: training.json lacks the gradient" ;;
   esac

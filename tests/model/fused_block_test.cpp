@@ -366,7 +366,8 @@ TEST(Engine, ForAConfigurationIsTheBlocksChoice) {
       }
   const ModelConfig c = default_config("prefix-sums", Recall::kExternal, Norm::kPost, 64);
   EXPECT_EQ(engine_for(c, "cuda").describe(), "plain (not on the CPU)");
-  EXPECT_EQ(engine_for(c, "cpu", "float32", "bf16-mixed").describe(), "plain (bf16-mixed: autocast's bfloat16 products)");
+  EXPECT_TRUE(engine_for(c, "cpu", "float32", "bf16-mixed").fused);  // bfloat16 products (model/engine/products.h)
+  EXPECT_EQ(engine_for(c, "cpu", "float64", "bf16-mixed").describe(), "plain (bf16-mixed over float64 parameters)");
   EXPECT_EQ(engine_for(c, "cpu", "bfloat16").describe(), "plain (bfloat16 parameters)");
   EXPECT_TRUE(engine_for(c, "cpu", "float64").fused);
   ModelConfig full = default_config("sudoku", Recall::kExternal, Norm::kPost, 64);

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "looplab/cli/commands.h"
+#include "looplab/model/engine/engine.h"
 #include "looplab/model/summary.h"
 #include "looplab/runtime.h"
 
@@ -16,7 +17,8 @@ Command add_info(CLI::App& parent) {
   app->add_flag("--system", *system, "this machine instead: LibTorch, BLAS and its kernel, CPU features, product rates");
   return {app, [opts, json_out, system] {
             if (*system) {
-              const nlohmann::json j = system_info();
+              nlohmann::json j = system_info();
+              j["bf16_mixed"] = bf16_mixed_on_this_cpu();
               std::cout << (*json_out ? j.dump(2) + "\n" : system_text(j));
               return;
             }

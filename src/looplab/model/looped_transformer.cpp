@@ -10,6 +10,11 @@
 
 namespace looplab {
 
+torch::Tensor AtenLinearImpl::forward(const torch::Tensor& x) {
+  if (mixed_linear_applies(x, weight)) return mixed_linear(x, weight, bias);
+  return at::linear(x, weight, bias);
+}
+
 // ---------------------------------------------------------------------------------------------
 // RMSNorm
 

@@ -21,10 +21,12 @@ namespace looplab {
 // F.linear is: on a contiguous [B, L, in] input that is one matrix product with the bias folded
 // in, where the C++ frontend's forward runs the product and then adds the bias in a second
 // pass over the output (docs/performance.md: this was most of looplab's gap to PyTorch eager).
-// clone() is LinearImpl's and returns a plain LinearImpl: looplab never clones modules.
+// clone() is LinearImpl's and returns a plain LinearImpl: looplab never clones modules. Under
+// bf16-mixed on the fused engine it is the engine's bfloat16 product with float32 output
+// (mixed_linear, model/engine/engine.h); under the plain engine's autocast, autocast's.
 struct AtenLinearImpl : torch::nn::LinearImpl {
   using torch::nn::LinearImpl::LinearImpl;
-  torch::Tensor forward(const torch::Tensor& x) { return at::linear(x, weight, bias); }
+  torch::Tensor forward(const torch::Tensor& x);
 };
 TORCH_MODULE(AtenLinear);
 
@@ -140,8 +142,9 @@ class LoopedTransformerImpl : public torch::nn::Module {
 
   // Mixed precision (runtime.h, "bf16-mixed"): every Loop of this model runs its projection,
   // iterations and head under bfloat16 autocast, its weights staying float32; the head's logits
-  // come back in float32 for the loss and the readout. Off by default. The fused block
-  // (model/engine/engine.h) declines under autocast: every iteration takes the plain path.
+  // come back in float32 for the loss and the readout. Off by default. On the CPU's fused engine
+  // (model/engine/engine.h) every product is then bfloat16 with float32 accumulation and output
+  // and the state stays float32; on the plain engine LibTorch's autocast runs it.
   void set_mixed_precision(bool mixed) { mixed_precision_ = mixed; }
   bool mixed_precision() const { return mixed_precision_; }
 

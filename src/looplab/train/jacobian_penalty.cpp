@@ -1,5 +1,7 @@
 #include "looplab/train/jacobian_penalty.h"
 
+#include "looplab/model/engine/engine.h"
+
 namespace looplab {
 
 torch::Tensor jacobian_estimate(const Loop& loop, const torch::Tensor& state, const torch::Tensor& v, bool create_graph) {
@@ -21,6 +23,8 @@ double jacobian_backward(LoopedTransformerImpl& model, const torch::Tensor& inpu
     explicit Twice(LoopedTransformerImpl& model) : m(model) { m.set_twice_differentiable(true); }
     ~Twice() { m.set_twice_differentiable(false); }
   } twice(model);
+  // Nor are the fused engine's (its block, and its bf16-mixed Linear layers): the plain formulas.
+  const PlainEngine plain;
   const Loop loop(model, input);  // x0 and Wh x0 in the graph: the penalty reaches them too
   const torch::Tensor penalty = jacobian_estimate(loop, state, v, /*create_graph=*/true).mean();
   (penalty * weight).backward();

@@ -7,6 +7,8 @@
 //                        out = postN(z + periN(m))                              [N, d]
 // with g(n) = Wx n + Wh x0 for internal recall, n otherwise. The products are whole-tensor
 // products (products.h); everything between two of them is one parallel pass over the rows.
+// Under bf16-mixed (Shape::bf16) each product takes its activation operand rounded to bfloat16
+// (operand() below) and returns float32: the rows, norms, softmax and sums stay float32.
 // Compiled with reordered additions (CMakeLists.txt), as the kernels.
 #include <algorithm>
 #include <cstring>
@@ -52,6 +54,8 @@ torch::Tensor forward_rows(const Slots& w, const Shape& sh, const Positions& p, 
   // With saving, the output is a tensor of its own (autograd's output may not be a view).
   const torch::Tensor result = save ? torch::empty({sh.B, L, d}, x.options()) : torch::Tensor();
   SublayerSaved attention, mlp;
+  // A product's activation operand: a itself, or its bfloat16 copy under bf16-mixed.
+  auto operand = [&](const torch::Tensor& a) { return sh.bf16 ? a.to(torch::kBFloat16) : a; };
 
   // The sublayer's input from its residual r: n = preN(r), u = Wx n + Wh x0 (internal) or n.
   auto sublayer_input = [&](const torch::Tensor& r, SublayerSaved& sv) {
@@ -62,12 +66,13 @@ torch::Tensor forward_rows(const Slots& w, const Shape& sh, const Positions& p, 
       T* Nn = n.data_ptr<T>();
       each_row(N, [&](int64_t i) { rms_row(R + i * d, norms.pre, Nn + i * d, d); });
     }
-    sv.residual = r, sv.normed = n, sv.input = n;
-    if (!sh.internal) return n;
-    sv.input = linear(n, w[kWxW], w[kWxB]);
-    T* U = sv.input.data_ptr<T>();
+    sv.residual = r, sv.normed = n;
+    if (!sh.internal) return sv.input = operand(n);
+    sv.normed = operand(n);
+    const torch::Tensor u = linear(sv.normed, w[kWxW], w[kWxB]);
+    T* U = u.data_ptr<T>();
     each_row(N, [&](int64_t i) { add_row(U + i * d, WH + i * d, d); });
-    return sv.input;
+    return sv.input = operand(u);
   };
   // The sublayer's result postN(r + periN(y)): in place in y without saving; with saving into
   // `out`, keeping y (peri-norm) and r + periN(y) (post-norm) in sv.
@@ -85,9 +90,10 @@ torch::Tensor forward_rows(const Slots& w, const Shape& sh, const Positions& p, 
   };
 
   // --- Attention sublayer ---------------------------------------------------------------------
-  torch::Tensor r = x;
+  torch::Tensor r = x, x_operand = x;
   if (sh.external) {
-    r = linear(x, w[kWxW], w[kWxB]);
+    x_operand = operand(x);
+    r = linear(x_operand, w[kWxW], w[kWxB]);
     T* Rw = r.data_ptr<T>();
     each_row(N, [&](int64_t i) { add_row(Rw + i * d, WH + i * d, d); });
   }
@@ -104,7 +110,8 @@ torch::Tensor forward_rows(const Slots& w, const Shape& sh, const Positions& p, 
   const AttentionRows<T> a{data<T>(qkv), keys.data_ptr<int64_t>(), mixed.data_ptr<T>(), save ? probs.data_ptr<T>() : nullptr,
                            L, d, H, W, attention_scale<T>(hd)};
   attend(a, sh.B, every_key(keys, L));
-  const torch::Tensor y = linear(mixed, w[kOutW], w[kOutB]);
+  const torch::Tensor mixed_operand = operand(mixed);
+  const torch::Tensor y = linear(mixed_operand, w[kOutW], w[kOutB]);
   const torch::Tensor z = sublayer_output(y, save ? torch::empty_like(y) : torch::Tensor(), attention);
 
   // --- MLP sublayer ---------------------------------------------------------------------------
@@ -112,11 +119,11 @@ torch::Tensor forward_rows(const Slots& w, const Shape& sh, const Positions& p, 
   // products lose more at 128-row tiles than the passes gain.)
   const torch::Tensor u2 = sublayer_input(z, mlp);
   torch::Tensor hidden_pre = linear(u2, w[kFc1W], w[kFc1B]);  // [N, 4d]
-  const torch::Tensor hidden = save ? at::gelu(hidden_pre) : at::gelu_(hidden_pre);
+  const torch::Tensor hidden = operand(save ? at::gelu(hidden_pre) : at::gelu_(hidden_pre));
   const torch::Tensor m = linear(hidden, w[kFc2W], w[kFc2B]);
   const torch::Tensor out = sublayer_output(m, save ? result.view({N, d}) : torch::Tensor(), mlp);
   if (!save) return out.view({sh.B, L, d});
-  *save = Saved{x, attention, mlp, qkv_projected, qkv, probs, mixed, hidden_pre, hidden};
+  *save = Saved{x_operand, attention, mlp, qkv_projected, qkv, probs, mixed_operand, hidden_pre, hidden};
   return result;
 }
 
@@ -135,18 +142,22 @@ Slots backward_rows(const Slots& w, const Shape& sh, const Positions& p, const S
     else
       grad[slot] = g;
   };
+  const auto options = dout_in.options();
   // A weight's gradient summed over chunks of rows [chunks, width], in chunk order.
   auto partial = [&](const T* weight, int64_t width) {
-    return weight ? torch::zeros({chunks(N), width}, sv.x.options()) : torch::Tensor();
+    return weight ? torch::zeros({chunks(N), width}, options) : torch::Tensor();
   };
   auto row_of = [&](const torch::Tensor& part, int64_t chunk, int64_t width) -> T* {
     return part.defined() ? part.data_ptr<T>() + chunk * width : nullptr;
   };
-  // The linear layer y = x W^T + b: dW += dy^T x, db += sum dy; returns dx = dy W.
+  // The linear layer y = x W^T + b: dW += dy^T x, db += sum dy; returns dx = dy W. Under
+  // bf16-mixed x is the forward's bfloat16 operand, and dy is rounded to bfloat16 for both
+  // products (as autocast's backward runs them); db sums the float32 dy.
   auto linear_backward = [&](const torch::Tensor& dy, const torch::Tensor& x, Slot weight, Slot bias, bool dx) {
-    add(weight, weight_gradient(dy, x));
+    const torch::Tensor g = x.scalar_type() == torch::kBFloat16 ? dy.to(torch::kBFloat16) : dy;
+    add(weight, weight_gradient(g, x));
     add(bias, dy.sum(0));
-    return dx ? input_gradient(dy, w[weight]) : torch::Tensor();
+    return dx ? input_gradient(g, w[weight]) : torch::Tensor();
   };
   // The result postN(sum), sum = r + periN(y), from its gradient dout [N, d]: returns
   // {d sum (the residual's gradient, more added later), dy}. dout may be overwritten only when
@@ -205,7 +216,7 @@ Slots backward_rows(const Slots& w, const Shape& sh, const Positions& p, const S
   // --- Attention sublayer ---------------------------------------------------------------------
   auto [dr, dy] = output_backward(dz, true, sv.attention);
   const torch::Tensor dmixed = linear_backward(dy, sv.mixed, kOutW, kOutB, true);  // [N, d]
-  const torch::Tensor dqkv = torch::zeros({N, 3 * d}, dmixed.options());          // [N, 3d]
+  const torch::Tensor dqkv = torch::zeros({N, 3 * d}, options);                  // [N, 3d]
   const torch::Tensor keys = p.keys.contiguous(), cos = p.cos.contiguous(), sin = p.sin.contiguous();
   const AttentionRowsBackward<T> a{data<T>(sv.qkv), keys.data_ptr<int64_t>(), data<T>(sv.probs), data<T>(dmixed),
                                    dqkv.data_ptr<T>(), L, d, H, keys.size(1), attention_scale<T>(hd)};

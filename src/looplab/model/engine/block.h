@@ -32,12 +32,17 @@ using Slots = std::array<torch::Tensor, kSlots>;
 struct Shape {
   int64_t B, L, d, heads;
   bool external, internal;  // the recall's kind (none and fixed: neither)
+  // bf16-mixed (float only): every product's activation operand rounded to bfloat16 and the
+  // weights' bfloat16 copies (products.h), float32 accumulation and output; all else float32.
+  bool bf16 = false;
 };
 
 // One sublayer's rows that its backward needs, each [N, d]:
 //   residual  r, the stream the sublayer adds to;
 //   normed    n = preN(r) (r itself without pre-norm);
-//   input     u = Wx n + Wh x0 with internal recall, else n;
+//   input     u = Wx n + Wh x0 with internal recall, else n (the qkv or fc1 product's operand:
+//             bfloat16 under bf16-mixed, as are normed with internal recall, x with external
+//             recall, mixed and hidden, which only their products' weight gradients read);
 //   output    y, the sublayer's own output (out_proj's or fc2's), kept only with peri-norm;
 //   sum       r + periN(y) before the post-norm, kept only with post-norm.
 // The sublayer's result is postN(sum).

@@ -10,6 +10,7 @@
 // the same row steps (block.h). Compiled with reordered additions, as the kernels.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "looplab/model/engine/block.h"
@@ -48,6 +49,11 @@ torch::Tensor forward_tiles(const Slots& w, const Shape& sh, const Positions& p,
   torch::Tensor result = torch::empty({sh.B, L, d}, x.options());
   T* OUT = result.data_ptr<T>();
   const int64_t tiles = (sh.B + per_tile - 1) / per_tile;
+  // bf16-mixed: the weights' bfloat16 copies, taken here, outside the parallel region.
+  Slots w16;
+  if (sh.bf16)
+    for (Slot s : {kWxW, kQkvW, kOutW, kFc1W, kFc2W})
+      if (w[s].defined()) w16[s] = bf16_weight(w[s]);
 
   at::parallel_for(0, tiles, 1, [&](int64_t tile_begin, int64_t tile_end) {
     // One thread's buffers, for every tile of its share: r, n, u, mixed, y and z of d values a
@@ -56,6 +62,21 @@ torch::Tensor forward_tiles(const Slots& w, const Shape& sh, const Positions& p,
     const int64_t max_rows = per_tile * L;
     thread_local std::vector<T> buffer;
     if (buffer.size() < static_cast<size_t>(max_rows * (9 * d + hidden))) buffer.resize(max_rows * (9 * d + hidden));
+    // bf16-mixed: a product's operand rounded to bfloat16, at most the hidden layer's width.
+    thread_local std::vector<uint16_t> operand;
+    if (sh.bf16 && operand.size() < static_cast<size_t>(max_rows * std::max(d, hidden)))
+      operand.resize(max_rows * std::max(d, hidden));
+    // C = A W^T + b over the tile's rows, A [rows, k] (k = the weight's columns).
+    auto product = [&](const T* A, int64_t rows, Slot weight, Slot bias, T* C) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (sh.bf16) {
+          round_to_bf16(A, operand.data(), rows * w[weight].size(1));
+          tile_linear_bf16(operand.data(), rows, w16[weight], w[bias], C);
+          return;
+        }
+      }
+      tile_linear(A, rows, w[weight], w[bias], C);
+    };
     T *R = buffer.data(), *Nb = R + max_rows * d, *U = Nb + max_rows * d, *QKV = U + max_rows * d,
       *MIXED = QKV + max_rows * 3 * d, *Y = MIXED + max_rows * d, *Z = Y + max_rows * d, *HIDDEN = Z + max_rows * d;
     for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
@@ -72,7 +93,7 @@ torch::Tensor forward_tiles(const Slots& w, const Shape& sh, const Positions& p,
           n = Nb;
         }
         if (!sh.internal) return n;
-        tile_linear(n, rows, w[kWxW], w[kWxB], U);
+        product(n, rows, kWxW, kWxB, U);
         for (int64_t i = 0; i < rows; ++i) add_row(U + i * d, wht + i * d, d);
         return static_cast<const T*>(U);
       };
@@ -84,11 +105,11 @@ torch::Tensor forward_tiles(const Slots& w, const Shape& sh, const Positions& p,
       // --- Attention sublayer -----------------------------------------------------------------
       const T* r = xt;
       if (sh.external) {
-        tile_linear(xt, rows, w[kWxW], w[kWxB], R);
+        product(xt, rows, kWxW, kWxB, R);
         for (int64_t i = 0; i < rows; ++i) add_row(R + i * d, wht + i * d, d);
         r = R;
       }
-      tile_linear(sublayer_input(r), rows, w[kQkvW], w[kQkvB], QKV);
+      product(sublayer_input(r), rows, kQkvW, kQkvB, QKV);
       const RopeRows<T> rope{QKV, QKV, data<T>(cos), data<T>(sin), data<T>(w[kQNorm]), data<T>(w[kKNorm]), L, d, H};
       rope_rows(rope, 0, rows);
       const AttentionRows<T> a{QKV, keys.data_ptr<int64_t>(), MIXED, nullptr, L, d, H, W, attention_scale<T>(hd)};
@@ -96,15 +117,15 @@ torch::Tensor forward_tiles(const Slots& w, const Shape& sh, const Positions& p,
         full_attention(a, 0, seqs * H);
       else
         attention_rows(a, 0, rows);
-      tile_linear(static_cast<const T*>(MIXED), rows, w[kOutW], w[kOutB], Y);
+      product(MIXED, rows, kOutW, kOutB, Y);
       sublayer_output(r, Y, Z);
 
       // --- MLP sublayer -----------------------------------------------------------------------
-      tile_linear(sublayer_input(Z), rows, w[kFc1W], w[kFc1B], HIDDEN);
+      product(sublayer_input(Z), rows, kFc1W, kFc1B, HIDDEN);
       // LibTorch's vectorized GELU on the tile (serial here: it is inside a parallel region).
       torch::Tensor hidden_layer = torch::from_blob(HIDDEN, {rows, hidden}, x.options());
       at::gelu_(hidden_layer);
-      tile_linear(static_cast<const T*>(HIDDEN), rows, w[kFc2W], w[kFc2B], Y);
+      product(HIDDEN, rows, kFc2W, kFc2B, Y);
       sublayer_output(Z, Y, out);
     }
   });

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "looplab/model/engine/block.h"
+#include "looplab/model/engine/products.h"
+#include "looplab/blas_kernel.h"
 #include "looplab/model/looped_transformer.h"
 #include "looplab/runtime.h"
 #include "looplab/util/error.h"
@@ -70,15 +72,15 @@ struct BlockKind {
   int64_t keys;       // keys per query; -1 for full attention beyond kMaxFusedKeys tokens
   bool cpu;
   std::string dtype;  // the parameters' and the state's
-  bool autocast;      // bf16-mixed
+  bool autocast;      // bf16-mixed: bfloat16 products (products.h) over float32 weights and state
 };
 
 // Why the fused engine does not run such a block, or "" where it does.
 std::string declines(const BlockKind& k) {
   if (plain_engine()) return "LOOPLAB_ENGINE=plain or a PlainEngine scope";
   if (!k.cpu) return "not on the CPU";
-  if (k.autocast) return "bf16-mixed: autocast's bfloat16 products";
   if (k.dtype != "float32" && k.dtype != "float64") return k.dtype + " parameters";
+  if (k.autocast && k.dtype != "float32") return "bf16-mixed over " + k.dtype + " parameters";
   if (!implements(k.norm)) return "the " + to_string(k.norm) + " norm";
   if (!implements(k.recall)) return to_string(k.recall) + " recall";
   if (k.width > kMaxWidth) return "width over " + std::to_string(kMaxWidth);
@@ -158,7 +160,8 @@ struct FusedBlockFunction : torch::autograd::Function<FusedBlockFunction> {
       if ((*slots)[i].defined()) present.push_back(i);
     ctx->saved_data["slots"] = present;
     ctx->saved_data["shape"] = std::vector<int64_t>{shape->B, shape->L, shape->d, shape->heads,
-                                                    int64_t{shape->external}, int64_t{shape->internal}};
+                                                    int64_t{shape->external}, int64_t{shape->internal},
+                                                    int64_t{shape->bf16}};
     ctx->saved_data["cos"] = p->cos;
     ctx->saved_data["sin"] = p->sin;
     ctx->saved_data["keys"] = p->keys;
@@ -175,7 +178,7 @@ struct FusedBlockFunction : torch::autograd::Function<FusedBlockFunction> {
     const auto inputs = ctx->get_saved_variables();
     const auto present = ctx->saved_data["slots"].toIntVector();
     const auto s = ctx->saved_data["shape"].toIntVector();
-    const Shape shape{s[0], s[1], s[2], s[3], s[4] != 0, s[5] != 0};
+    const Shape shape{s[0], s[1], s[2], s[3], s[4] != 0, s[5] != 0, s[6] != 0};
     Slots slots;
     for (size_t i = 0; i < present.size(); ++i) slots[present[i]] = inputs[i];
     Saved saved;
@@ -205,7 +208,8 @@ torch::Tensor fused_block_forward(const BlockImpl& b, const torch::Tensor& x, co
                                   const Positions& p) {
   const Slots slots = slots_of(b, x, wh_x0);
   const Shape shape{x.size(0), x.size(1), x.size(2), b.attn->heads, b.recall_kind == Recall::kExternal,
-                    b.recall_kind == Recall::kInternal};
+                    b.recall_kind == Recall::kInternal,
+                    x.scalar_type() == torch::kFloat32 && autocast_enabled(c10::DeviceType::CPU)};
   bool record = false;
   if (torch::GradMode::is_enabled())
     for (const torch::Tensor& t : slots) record = record || (t.defined() && t.requires_grad());
@@ -219,6 +223,59 @@ torch::Tensor fused_block_forward(const BlockImpl& b, const torch::Tensor& x, co
   for (const torch::Tensor& t : slots)
     if (t.defined()) inputs.push_back(t);
   return FusedBlockFunction::apply(torch::TensorList(inputs), &slots, &shape, &p);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model's other Linear layers under bf16-mixed
+
+std::string bf16_mixed_on_this_cpu() {
+  const CpuFeatures f = cpu_features();
+  if (!bf16_mixed_supported(torch::kCPU))
+    return "no: this CPU has neither AVX512-BF16 nor AMX, so bfloat16 products would be emulated, slower than "
+           "float32; float32 stays the default (the paper preset trains in float32 here)";
+  return std::string("yes: bfloat16 products on ") + (f.amx ? "AMX" : "AVX512-BF16") + " through " +
+         engine::bf16_products_library() + ", float32 accumulation; the paper preset's default";
+}
+
+bool mixed_linear_applies(const torch::Tensor& x, const torch::Tensor& W) {
+  return x.is_cpu() && x.scalar_type() == torch::kFloat32 && W.scalar_type() == torch::kFloat32 &&
+         autocast_enabled(c10::DeviceType::CPU) && !plain_engine();
+}
+
+namespace {
+
+struct MixedLinearFunction : torch::autograd::Function<MixedLinearFunction> {
+  // x [N, K] float32, W [M, K], b [M] or undefined -> [N, M] float32.
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& W,
+                               const torch::Tensor& b) {
+    const torch::Tensor x16 = x.to(torch::kBFloat16);
+    ctx->save_for_backward({x16, W});
+    ctx->saved_data["bias"] = b.defined();
+    return engine::linear(x16, W, b);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    if (torch::GradMode::is_enabled())
+      throw Error("the bf16-mixed Linear's backward is not differentiable: build graphs for double backward inside "
+                  "a PlainEngine scope (model/engine/engine.h)");
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor& dy = grads[0];
+    const torch::Tensor g = dy.to(torch::kBFloat16);
+    torch::Tensor dx, dW, db;
+    if (ctx->needs_input_grad(0)) dx = engine::input_gradient(g, saved[1]);
+    if (ctx->needs_input_grad(1)) dW = engine::weight_gradient(g, saved[0]);
+    if (ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(2)) db = dy.sum(0);
+    return {dx, dW, db};
+  }
+};
+
+}  // namespace
+
+torch::Tensor mixed_linear(const torch::Tensor& x, const torch::Tensor& W, const torch::Tensor& b) {
+  auto sizes = x.sizes().vec();
+  sizes.back() = W.size(0);
+  const torch::Tensor flat = x.reshape({-1, x.size(-1)});
+  return MixedLinearFunction::apply(flat, W, b).view(sizes);
 }
 
 }  // namespace looplab

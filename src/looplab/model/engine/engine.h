@@ -18,9 +18,14 @@
 //     differentiable: a double backward throws; the analysis's Jacobian-vector products run
 //     inside a PlainEngine scope.
 //   - The head's readout during evaluation is fused too (readout.h).
+//   - bf16-mixed (issue 47): the same passes in float32 around bfloat16 products with float32
+//     accumulation and output (products.h), the weights cast once per optimizer step; the
+//     model's other Linear layers (the projection, Wh x0, the head) take the same products
+//     through mixed_linear. Autocast, the plain engine's bf16-mixed, rounds every product's
+//     output to bfloat16 as well; here outputs stay float32.
 //
 // The fused engine runs a block only where it implements everything the block uses (its
-// allow-list, engine.cpp): CPU, float32 or float64 without autocast, recall none, external,
+// allow-list, engine.cpp): CPU, float32 or float64 (float32 under bf16-mixed), recall none, external,
 // internal or fixed, pre, peri or post norm, width <= 1024, heads <= 64, at most 256 keys per
 // query (a window, or full attention up to 256 tokens). Anything else, LOOPLAB_ENGINE=plain and
 // PlainEngine scopes run the plain engine. tests/model/fused_block_test.cpp checks the one
@@ -71,5 +76,17 @@ bool fused_block_applies(const BlockImpl& block, const torch::Tensor& x, const P
 // differentiable (once) when gradients are recorded.
 torch::Tensor fused_block_forward(const BlockImpl& block, const torch::Tensor& x, const torch::Tensor& wh_x0,
                                   const Positions& p);
+
+// Whether bf16-mixed runs on this CPU and how, one line for `looplab info --system`: "yes: ..."
+// naming the instructions (AMX, or AVX512-BF16) and the library of its products, or "no: ..."
+// saying why float32 stays the default.
+std::string bf16_mixed_on_this_cpu();
+
+// Under bf16-mixed on the fused engine (CPU autocast on, no PlainEngine scope, x and W float32
+// on the CPU), a Linear layer is mixed_linear: x [..., K] rounded to bfloat16 times W's
+// bfloat16 copy, accumulated and returned in float32 with the float32 bias b [M] (undefined:
+// none). Differentiable once; its backward is bf16-mixed products too.
+bool mixed_linear_applies(const torch::Tensor& x, const torch::Tensor& W);
+torch::Tensor mixed_linear(const torch::Tensor& x, const torch::Tensor& W, const torch::Tensor& b);
 
 }  // namespace looplab

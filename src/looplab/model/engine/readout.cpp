@@ -66,14 +66,18 @@ Head head_of(const LoopedTransformerImpl& model) {
 
 bool fused_readout_applies(const LoopedTransformerImpl& model, const torch::Tensor& x) {
   return !plain_engine() && x.device().is_cpu() && x.scalar_type() == torch::kFloat32 && x.dim() == 3 &&
-         model.dtype() == torch::kFloat32 && !model.mixed_precision() && !autocast_enabled(c10::DeviceType::CPU) &&
-         !torch::GradMode::is_enabled();
+         model.dtype() == torch::kFloat32 && !torch::GradMode::is_enabled();
 }
 
 ReadoutCounts fused_readout(const LoopedTransformerImpl& model, const torch::Tensor& previous_state,
                             const torch::Tensor& state, const torch::Tensor& target, torch::Tensor& prediction,
                             Decoding decoding) {
   const Head head = head_of(model);
+  // bf16-mixed: the head's products as the block's (products.h), their weights' bfloat16 copies
+  // taken here, outside the parallel region.
+  const bool bf16 = model.mixed_precision();
+  const torch::Tensor w1_16 = bf16 ? engine::bf16_weight(head.w1) : torch::Tensor(),
+                      w2_16 = bf16 ? engine::bf16_weight(head.w2) : torch::Tensor();
   const int64_t B = state.size(0), L = state.size(1), d = state.size(2), C = head.w2.size(0);
   const torch::Tensor x = state.contiguous(), px = previous_state.contiguous();
   const torch::Tensor y = target.to(torch::kInt64).contiguous();
@@ -93,6 +97,14 @@ ReadoutCounts fused_readout(const LoopedTransformerImpl& model, const torch::Ten
     std::vector<float> H(tile_rows * d), G(tile_rows * d), Z(tile_rows * C), score(per_group * L), dd(tile_rows),
         pp(tile_rows);
     std::vector<int64_t> answer(per_group * L);
+    std::vector<uint16_t> operand(bf16 ? tile_rows * d : 0);
+    // C = A W^T + b over a tile's rows, A [rows, d].
+    auto product = [&](const float* A, int64_t rows, const torch::Tensor& W, const torch::Tensor& W16,
+                       const torch::Tensor& b, float* C) {
+      if (!bf16) return engine::tile_linear(A, rows, W, b, C);
+      engine::round_to_bf16(A, operand.data(), rows * d);
+      engine::tile_linear_bf16(operand.data(), rows, W16, b, C);
+    };
     std::vector<double> diff2(per_group), norm2(per_group);  // per row in float, over rows in double
     for (int64_t g = group_begin; g < group_end; ++g) {
       const int64_t e0 = g * per_group, e1 = std::min(B, e0 + per_group), rows_in_group = (e1 - e0) * L;
@@ -107,9 +119,9 @@ ReadoutCounts fused_readout(const LoopedTransformerImpl& model, const torch::Ten
           diff2[e] += dd[i];
           norm2[e] += pp[i];
         }
-        engine::tile_linear(H.data(), rows, head.w1, head.b1, G.data());
+        product(H.data(), rows, head.w1, w1_16, head.b1, G.data());
         gelu_values(G.data(), rows * d);
-        engine::tile_linear(G.data(), rows, head.w2, head.b2, Z.data());
+        product(G.data(), rows, head.w2, w2_16, head.b2, Z.data());
         for (int64_t i = 0; i < rows; ++i) {
           const float* z = Z.data() + i * C;
           if (decoding == Decoding::kArgmax) {

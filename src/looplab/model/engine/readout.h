@@ -5,7 +5,7 @@
 // head's RMSNorm alone is five). Here each thread takes whole examples and runs the head on
 // their rows in tiles that stay in its cache: the RMSNorm and the step's sums in one pass over
 // the rows, the head's two linear layers as single-threaded products, GELU (row_math.h's erf) on the
-// tile, then the decoding and the comparisons per row. CPU float32 only; elsewhere the plain
+// tile, then the decoding and the comparisons per row. CPU float32 only (bf16-mixed included); elsewhere the plain
 // path (eval/evaluate.cpp). tests/train/evaluate_test.cpp checks the one against the other.
 #pragma once
 
@@ -27,8 +27,9 @@ struct ReadoutCounts {
   double step = 0;        // the sum over examples of the relative step
 };
 
-// Whether fused_readout can read out this model's states x [B, L, d]: CPU float32, no
-// autocast, no PlainEngine scope (LOOPLAB_ENGINE=plain keeps the plain path here too).
+// Whether fused_readout can read out this model's states x [B, L, d]: CPU float32 (under
+// bf16-mixed too: the head's products are then bfloat16 as the block's), no PlainEngine scope
+// (LOOPLAB_ENGINE=plain keeps the plain path here too).
 bool fused_readout_applies(const LoopedTransformerImpl& model, const torch::Tensor& x);
 
 // After iteration t: `state` is x_t, `previous_state` x_{t-1} [B, L, d]; `target` [B, L] int64;
