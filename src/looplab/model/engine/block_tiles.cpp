@@ -49,8 +49,8 @@ torch::Tensor forward_tiles(const Slots& w, const Shape& sh, const Positions& p,
   torch::Tensor result = torch::empty({sh.B, L, d}, x.options());
   T* OUT = result.data_ptr<T>();
   const int64_t tiles = (sh.B + per_tile - 1) / per_tile;
-  // bf16-mixed: the weights' bfloat16 copies, taken here, outside the parallel region.
-  Slots w16;
+  // bf16-mixed: the weights' bfloat16 forms, taken here, outside the parallel region.
+  std::array<Bf16Weight, kSlots> w16;
   if (sh.bf16)
     for (Slot s : {kWxW, kQkvW, kOutW, kFc1W, kFc2W})
       if (w[s].defined()) w16[s] = bf16_weight(w[s]);

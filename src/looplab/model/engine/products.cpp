@@ -10,6 +10,9 @@
 
 #include "looplab/model/engine/row_math.h"
 
+#include <ATen/Parallel.h>
+#include <ATen/native/CPUBlas.h>
+
 #ifdef LOOPLAB_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.h>
 #endif
@@ -23,8 +26,6 @@ extern "C" void cblas_gemm_bf16bf16f32(int layout, int transa, int transb, int m
                                        int ldc) __attribute__((weak));
 
 namespace looplab::engine {
-
-void widen_rows(const uint16_t* P, int64_t m, int64_t n, const float* bias, float* C);
 
 namespace {
 
@@ -41,6 +42,94 @@ bool use_dnnl() {
 #endif
 
 constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;  // CBLAS's enum values
+
+// ATen's batch-reduce GEMM micro-kernels (CPUBlas.h; PyTorch 2.5 and later define the macro):
+// C [m, n] (+)= A [m, k] B, B packed by cpublas::pack into panels of at most kPanel columns
+// (the micro-kernels' leading dimension for a packed operand is 16, 32, 48 or 64), k pairs of
+// rows interleaved. Called on row blocks of kRows, the largest that measured faster (64 rows:
+// 1.0-1.1 TFLOP/s at 16,000 x 256 x 768 on 2 AMX cores, 32 rows: 0.4-1.0, 128: 0.4-0.55).
+constexpr int64_t kPanel = 64, kRows = 64;
+
+bool use_brgemm() {
+#ifdef CPUBLAS_BRGEMM_BF16BF16F32
+  static const bool on = [] {
+    const char* e = std::getenv("LOOPLAB_BRGEMM");
+    if (e && std::strcmp(e, "off") == 0) return false;
+    try {
+      return at::native::cpublas::could_pack(at::kBFloat16);
+    } catch (const std::exception&) {
+      return false;
+    }
+  }();
+  return on;
+#else
+  return false;
+#endif
+}
+
+// B [k, n] (row-major, leading dimension ld) packed for the micro-kernels, or an undefined
+// tensor where they do not take it (n not a multiple of 16, k odd) or are not here.
+torch::Tensor pack_for_brgemm(const torch::Tensor& B16) {
+  const int64_t k = B16.size(0), n = B16.size(1);
+  if (!use_brgemm() || n % 16 != 0 || k % 2 != 0) return {};
+#ifdef CPUBLAS_BRGEMM_BF16BF16F32
+  const torch::Tensor b = B16.contiguous();
+  torch::Tensor packed = torch::empty({k * n}, b.options());
+  const auto* in = b.data_ptr<at::BFloat16>();
+  auto* out = packed.data_ptr<at::BFloat16>();
+  for (int64_t j = 0; j < n; j += kPanel) {
+    const int64_t nb = std::min(kPanel, n - j);
+    at::native::cpublas::pack(k, nb, n, nb, at::kBFloat16, at::kBFloat16, in + j, out + j * k);
+  }
+  return packed;
+#else
+  return {};
+#endif
+}
+
+// C [m, n] = A [m, k] B (+ C where add: the bias copied in beforehand), B packed by
+// pack_for_brgemm, on the calling thread. The caller releases the micro-kernels' hardware
+// state (brgemm_release) when done with them.
+void brgemm_rows(const uint16_t* A, int64_t m, int64_t k, const torch::Tensor& packed, int64_t n, float* C, bool add) {
+#ifdef CPUBLAS_BRGEMM_BF16BF16F32
+  const auto* a = reinterpret_cast<const at::BFloat16*>(A);
+  const auto* b = packed.data_ptr<at::BFloat16>();
+  for (int64_t r = 0; r < m; r += kRows) {
+    const int64_t mr = std::min(kRows, m - r);
+    for (int64_t j = 0; j < n; j += kPanel) {
+      const int64_t nb = std::min(kPanel, n - j);
+      at::native::cpublas::brgemm(mr, nb, k, k, nb, n, add, a + r * k, b + j * k, C + r * n + j, true);
+    }
+  }
+#else
+  (void)A, (void)m, (void)k, (void)packed, (void)n, (void)C, (void)add;
+  TORCH_CHECK(false, "brgemm_rows without ATen's micro-kernels");
+#endif
+}
+
+void brgemm_release() {
+#ifdef CPUBLAS_BRGEMM_BF16BF16F32
+  at::native::cpublas::brgemm_release(true);
+#endif
+}
+
+// C [m, n] = A [m, k] B (+ bias on every row), whole-tensor: row blocks over the threads.
+torch::Tensor brgemm_product(const torch::Tensor& A16, const torch::Tensor& packed, int64_t n, const torch::Tensor& bias) {
+  const torch::Tensor a = A16.contiguous();
+  const int64_t m = a.size(0), k = a.size(1);
+  torch::Tensor C = torch::empty({m, n}, a.options().dtype(torch::kFloat32));
+  const uint16_t* A = reinterpret_cast<const uint16_t*>(a.data_ptr<at::BFloat16>());
+  float* out = C.data_ptr<float>();
+  const float* b = bias.defined() ? bias.data_ptr<float>() : nullptr;
+  at::parallel_for(0, (m + kRows - 1) / kRows, 1, [&](int64_t begin, int64_t end) {
+    const int64_t r0 = begin * kRows, r1 = std::min(m, end * kRows);
+    if (b)
+      for (int64_t i = r0; i < r1; ++i) std::memcpy(out + i * n, b, n * sizeof(float));
+    brgemm_rows(A + r0 * k, r1 - r0, k, packed, n, out + r0 * n, b != nullptr);
+    brgemm_release();
+  });
+  return C;
+}
 
 // C [m, n] (+)= op(A) op(B) in bfloat16 with float32 accumulation, C float32 row-major; beta 1
 // adds to C (the bias copied in beforehand). False where no bfloat16 GEMM library is linked.
@@ -67,14 +156,6 @@ const uint16_t* bits(const torch::Tensor& t) { return reinterpret_cast<const uin
 torch::Tensor product(const torch::Tensor& A, bool ta, const torch::Tensor& B, bool tb,
                       const torch::Tensor& bias = {}) {
   const int64_t m = A.size(ta ? 1 : 0), k = A.size(ta ? 0 : 1), n = B.size(tb ? 0 : 1);
-  if (A.scalar_type() == torch::kBFloat16 && !ta) {
-    // x W^T and dy W over the whole batch: ATen's bfloat16 product (the wheel's oneDNN, AMX
-    // brgemm: 2.5-3.5x MKL's cblas_gemm_bf16bf16f32 at K = 256 here, docs/performance.md), its
-    // bfloat16 output widened to float32 with the bias in one pass. This rounds the output to
-    // bfloat16, as autocast does.
-    const torch::Tensor out = at::mm(A, tb ? B.t() : B);
-    return bias.defined() ? at::add(out, bias) : out.to(torch::kFloat32);
-  }
   if (A.scalar_type() == torch::kBFloat16) {
     TORCH_CHECK(B.scalar_type() == torch::kBFloat16, "a bf16-mixed product needs two bfloat16 operands");
     const auto f32 = A.options().dtype(torch::kFloat32);
@@ -100,12 +181,12 @@ torch::Tensor product(const torch::Tensor& A, bool ta, const torch::Tensor& B, b
   return bias.defined() ? at::addmm(bias, a, b) : at::mm(a, b);
 }
 
-// The bfloat16 copies of weights: by the weight's TensorImpl, with the version they were made
+// The bfloat16 forms of weights: by the weight's TensorImpl, with the version they were made
 // at and a weak reference that tells a freed weight from a new one at the same address.
 struct Bf16Copy {
   c10::weak_intrusive_ptr<c10::TensorImpl> of;
   uint32_t version;
-  torch::Tensor copy;
+  Bf16Weight forms;
 };
 std::mutex copies_mutex;
 std::unordered_map<const c10::TensorImpl*, Bf16Copy> copies;
@@ -114,53 +195,48 @@ std::atomic<int64_t> casts{0};
 }  // namespace
 
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& W, const torch::Tensor& b) {
-  if (x.scalar_type() == torch::kBFloat16) return product(x, false, bf16_weight(W), true, b);
-  return product(x, false, W, true, b);
+  if (x.scalar_type() != torch::kBFloat16) return product(x, false, W, true, b);
+  const Bf16Weight w = bf16_weight(W);
+  if (w.packed_t.defined()) return brgemm_product(x, w.packed_t, W.size(0), b);
+  return product(x, false, w.rows, true, b);
 }
 
 torch::Tensor weight_gradient(const torch::Tensor& dy, const torch::Tensor& x) { return product(dy, true, x, false); }
 
 torch::Tensor input_gradient(const torch::Tensor& dy, const torch::Tensor& W) {
-  if (dy.scalar_type() == torch::kBFloat16) return product(dy, false, bf16_weight(W), false);
-  return product(dy, false, W, false);
+  if (dy.scalar_type() != torch::kBFloat16) return product(dy, false, W, false);
+  const Bf16Weight w = bf16_weight(W);
+  if (w.packed.defined()) return brgemm_product(dy, w.packed, W.size(1), {});
+  return product(dy, false, w.rows, false);
 }
 
-torch::Tensor bf16_weight(const torch::Tensor& W) {
+Bf16Weight bf16_weight(const torch::Tensor& W) {
   const c10::TensorImpl* key = W.unsafeGetTensorImpl();
   // (An inference tensor keeps no version counter; it cannot change outside inference mode.)
   const uint32_t version = W.is_inference() ? 0 : W._version();
   std::lock_guard<std::mutex> lock(copies_mutex);
   auto it = copies.find(key);
-  if (it != copies.end() && it->second.version == version && it->second.of.lock().get() == key) return it->second.copy;
+  if (it != copies.end() && it->second.version == version && it->second.of.lock().get() == key) return it->second.forms;
   if (it == copies.end())
     for (auto e = copies.begin(); e != copies.end();)  // forget the copies of freed weights
       e = e->second.of.expired() ? copies.erase(e) : std::next(e);
-  torch::Tensor copy;
+  Bf16Weight forms;
   {
-    // An ordinary tensor even when asked for inside inference mode (the progressive loss's n
-    // iterations): the copy outlives it.
+    // Ordinary tensors even when asked for inside inference mode (the progressive loss's n
+    // iterations): the forms outlive it.
     c10::InferenceMode ordinary(false);
     torch::NoGradGuard no_grad;
-    copy = W.to(torch::kBFloat16).contiguous();
+    forms.rows = W.to(torch::kBFloat16).contiguous();
+    forms.packed_t = pack_for_brgemm(forms.rows.t());
+    forms.packed = pack_for_brgemm(forms.rows);
   }
   ++casts;
   auto [entry, inserted] =
-      copies.insert_or_assign(key, Bf16Copy{c10::weak_intrusive_ptr<c10::TensorImpl>(W.getIntrusivePtr()), version, copy});
-  return entry->second.copy;
+      copies.insert_or_assign(key, Bf16Copy{c10::weak_intrusive_ptr<c10::TensorImpl>(W.getIntrusivePtr()), version, forms});
+  return entry->second.forms;
 }
 
 int64_t bf16_weight_casts() { return casts.load(); }
-
-// C [m, n] = float32 of the bfloat16 rows P (+ bias on every row where given).
-LOOPLAB_CLONES void widen_rows(const uint16_t* P, int64_t m, int64_t n, const float* bias, float* C) {
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      const uint32_t u = static_cast<uint32_t>(P[i * n + j]) << 16;
-      float v;
-      std::memcpy(&v, &u, sizeof v);
-      C[i * n + j] = bias ? v + bias[j] : v;
-    }
-}
 
 LOOPLAB_CLONES void round_to_bf16(const float* x, uint16_t* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
@@ -173,11 +249,13 @@ LOOPLAB_CLONES void round_to_bf16(const float* x, uint16_t* out, int64_t n) {
 }
 
 std::string bf16_products_library() {
-  if (cblas_gemm_bf16bf16f32) return "MKL (cblas_gemm_bf16bf16f32)";
+  std::string gemm = "ATen's bfloat16 product, its output rounded";
+  if (cblas_gemm_bf16bf16f32) gemm = "MKL's cblas_gemm_bf16bf16f32";
 #ifdef LOOPLAB_HAVE_DNNL
-  if (use_dnnl()) return "oneDNN (dnnl_gemm_bf16bf16f32)";
+  else if (use_dnnl()) gemm = "oneDNN's dnnl_gemm_bf16bf16f32";
 #endif
-  return "ATen (bfloat16 output, converted)";
+  if (!use_brgemm()) return gemm;
+  return "ATen's brgemm micro-kernels (x W^T, dy W) and " + gemm + " (dy^T x)";
 }
 
 template <typename T>
@@ -205,27 +283,21 @@ void tile_linear(const T* A, int64_t m, const torch::Tensor& W, const torch::Ten
 template void tile_linear<float>(const float*, int64_t, const torch::Tensor&, const torch::Tensor&, float*);
 template void tile_linear<double>(const double*, int64_t, const torch::Tensor&, const torch::Tensor&, double*);
 
-void tile_linear_bf16(const uint16_t* A, int64_t m, const torch::Tensor& W16, const torch::Tensor& b, float* C) {
-  const int64_t n = W16.size(0), k = W16.size(1);
+void tile_linear_bf16(const uint16_t* A, int64_t m, const Bf16Weight& W16, const torch::Tensor& b, float* C) {
+  const int64_t n = W16.rows.size(0), k = W16.rows.size(1);
   const float* bias = b.defined() ? b.data_ptr<float>() : nullptr;
   if (bias)
     for (int64_t i = 0; i < m; ++i) std::memcpy(C + i * n, bias, n * sizeof(float));
-  // MKL here, on one thread inside the caller's parallel region: a paper-width iteration on 20 x 512
-  // bits took 30 ms so against 53 ms through ATen's bfloat16 product into a buffer (measured
-  // alternating, Xeon with AMX, 2026-12-06).
-  if (gemm_bf16(false, true, m, n, k, A, k, bits(W16), k, bias ? 1.0f : 0.0f, C, n)) return;
-  thread_local std::vector<at::BFloat16> out16;
-  if (out16.size() < static_cast<size_t>(m * n)) out16.resize(m * n);
-  {
-    const torch::Tensor a = torch::from_blob(const_cast<uint16_t*>(A), {m, k}, torch::TensorOptions().dtype(torch::kBFloat16));
-    torch::Tensor o = torch::from_blob(out16.data(), {m, n}, torch::TensorOptions().dtype(torch::kBFloat16));
-    at::mm_out(o, a, W16.t());
+  if (W16.packed_t.defined()) {
+    brgemm_rows(A, m, k, W16.packed_t, n, C, bias != nullptr);
+    brgemm_release();
+    return;
   }
-  widen_rows(reinterpret_cast<const uint16_t*>(out16.data()), m, n, bias, C);
+  if (gemm_bf16(false, true, m, n, k, A, k, bits(W16.rows), k, bias ? 1.0f : 0.0f, C, n)) return;
   const torch::Tensor a =
       torch::from_blob(const_cast<uint16_t*>(A), {m, k}, torch::TensorOptions().dtype(torch::kBFloat16));
   torch::Tensor c = torch::from_blob(C, {m, n}, torch::TensorOptions().dtype(torch::kFloat32));
-  const torch::Tensor out = at::mm(a, W16.t()).to(torch::kFloat32);
+  const torch::Tensor out = at::mm(a, W16.rows.t()).to(torch::kFloat32);
   if (bias)
     c.add_(out);
   else

@@ -76,8 +76,8 @@ ReadoutCounts fused_readout(const LoopedTransformerImpl& model, const torch::Ten
   // bf16-mixed: the head's products as the block's (products.h), their weights' bfloat16 copies
   // taken here, outside the parallel region.
   const bool bf16 = model.mixed_precision();
-  const torch::Tensor w1_16 = bf16 ? engine::bf16_weight(head.w1) : torch::Tensor(),
-                      w2_16 = bf16 ? engine::bf16_weight(head.w2) : torch::Tensor();
+  const engine::Bf16Weight w1_16 = bf16 ? engine::bf16_weight(head.w1) : engine::Bf16Weight{},
+                           w2_16 = bf16 ? engine::bf16_weight(head.w2) : engine::Bf16Weight{};
   const int64_t B = state.size(0), L = state.size(1), d = state.size(2), C = head.w2.size(0);
   const torch::Tensor x = state.contiguous(), px = previous_state.contiguous();
   const torch::Tensor y = target.to(torch::kInt64).contiguous();
@@ -99,7 +99,7 @@ ReadoutCounts fused_readout(const LoopedTransformerImpl& model, const torch::Ten
     std::vector<int64_t> answer(per_group * L);
     std::vector<uint16_t> operand(bf16 ? tile_rows * d : 0);
     // C = A W^T + b over a tile's rows, A [rows, d].
-    auto product = [&](const float* A, int64_t rows, const torch::Tensor& W, const torch::Tensor& W16,
+    auto product = [&](const float* A, int64_t rows, const torch::Tensor& W, const engine::Bf16Weight& W16,
                        const torch::Tensor& b, float* C) {
       if (!bf16) return engine::tile_linear(A, rows, W, b, C);
       engine::round_to_bf16(A, operand.data(), rows * d);
