@@ -14,6 +14,10 @@ Each prints one line `json: {...}` (median seconds, and the seconds the warm-up 
 holds the compilation), as `looplab bench step|latency` do.
 """
 import contextlib
+import os
+
+# torch.profiler (--count-ops) logs each start and stop on stderr unless told otherwise.
+os.environ.setdefault("KINETO_LOG_LEVEL", "5")
 import argparse
 import json
 import math
@@ -212,8 +216,77 @@ def step_command(args):
         start = time.perf_counter()
         step()
         times.append(time.perf_counter() - start)
-    return {"kind": "step", "task": args.task, "batch": args.batch, "n": args.n, "k": args.k,
-            "seconds": statistics.median(times), "times": times, "warmup_seconds": warmup}
+    result = {"kind": "step", "task": args.task, "batch": args.batch, "n": args.n, "k": args.k,
+              "seconds": statistics.median(times), "times": times, "warmup_seconds": warmup}
+    if args.count_ops:
+        result["ops"] = step_ops(model, inputs, target, iterate, head, step, args)
+    return result
+
+
+def count_ops(fn):
+    """The ATen operators fn dispatches, counted with torch.profiler (CPU activity, every thread):
+    {"top": those called from outside any other aten:: operator, "all": every call}, as looplab's
+    `bench step --count-ops` counts them through LibTorch's profiler hook."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        fn()
+    top = every = 0
+    names = {}
+    for event in prof.events():
+        if not event.name.startswith("aten::"):
+            continue
+        every += 1
+        parent = event.cpu_parent
+        while parent is not None and not parent.name.startswith("aten::"):
+            parent = parent.cpu_parent
+        if parent is None:
+            top += 1
+            names[event.name] = names.get(event.name, 0) + 1
+    return {"top": top, "all": every, "top_names": names}
+
+
+def step_ops(model, inputs, target, iterate, head, step, args):
+    """One iteration's operators in three phases (each T = 2 iterations less T = 1) and one step's."""
+    def forward(T):
+        x0 = model.projection(inputs)
+        x = x0
+        for _ in range(T):
+            x = iterate(x, x0)
+        return head(x)
+
+    def no_grad(T):
+        def run():
+            with torch.no_grad(), precision(args):
+                forward(T)
+            sync(args)
+        return count_ops(run)
+
+    def with_grad(T):
+        def run():
+            with precision(args):
+                forward(T)
+            sync(args)
+        return count_ops(run)
+
+    def backward(T):
+        with precision(args):
+            logits = forward(T)
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), target.reshape(-1))
+        def run():
+            loss.backward()
+            sync(args)
+        return count_ops(run)
+
+    def less(a, b):
+        names = {n: c - b["top_names"].get(n, 0) for n, c in a["top_names"].items()}
+        names.update({n: -c for n, c in b["top_names"].items() if n not in a["top_names"]})
+        return {"top": a["top"] - b["top"], "all": a["all"] - b["all"],
+                "top_names": {n: c for n, c in sorted(names.items()) if c != 0}}
+
+    counts = {"iteration_no_grad": less(no_grad(2), no_grad(1)),
+              "iteration_forward": less(with_grad(2), with_grad(1)),
+              "iteration_backward": less(backward(2), backward(1)),
+              "step": count_ops(step)}
+    return counts
 
 
 def latency_command(args):
@@ -257,6 +330,9 @@ def main():
     p.add_argument("--attention", default="auto", choices=["auto", "mask", "gather"],
                    help="neighbourhood window: a dense [L, L] mask or gathered keys (auto: gather above 64 tokens)")
     p.add_argument("--dtype", default="float32", choices=["float32", "float64", "bfloat16", "float16"])
+    p.add_argument("--count-ops", action="store_true",
+                   help="step: then count the ATen operators of one iteration (without and with gradient, backward) "
+                        "and of one step (torch.profiler)")
     p.add_argument("--compile", action="store_true", help="torch.compile the iteration and the head (inductor, default mode)")
     p.add_argument("--autocast", default="none", choices=["none", "bfloat16", "float16"],
                    help="torch.autocast to this dtype over float32 weights (--dtype float32)")

@@ -1,5 +1,6 @@
 // The benchmarks of bench/bench.h. Output lines are bench/run's input: keep their form.
 #include "bench/bench.h"
+#include "bench/op_count.h"
 
 #include <cstdio>
 #include <iostream>
@@ -169,7 +170,7 @@ void run_step(const StepOptions& o) {
   const torch::Tensor input = s.input.slice(0, lo, hi), target = s.target.slice(0, lo, hi);
   const double share = static_cast<double>(hi - lo) / static_cast<double>(o.model.batch);
   std::vector<double> allreduce;
-  const std::vector<double> t = sorted_seconds(o.warmup, o.reps, [&] {
+  auto step = [&] {
     optimizer.zero_grad();
     progressive_backward(*s.model, input, target, o.n, o.k, 1.0, o.recompute);
     const auto before = std::chrono::steady_clock::now();
@@ -179,12 +180,64 @@ void run_step(const StepOptions& o) {
     torch::nn::utils::clip_grad_norm_(params, 1.0);
     optimizer.step(1e-4);
     sync_device(device);
-  });
+  };
+  const std::vector<double> t = sorted_seconds(o.warmup, o.reps, step);
   // The all-reduce of the timed steps (the warm-up steps ran first), median; on rank 0 it
   // includes waiting for the slower rank.
   std::vector<double> timed(allreduce.end() - o.reps, allreduce.end());
   std::sort(timed.begin(), timed.end());
   const double allreduce_seconds = ranks->size() > 1 ? timed[timed.size() / 2] : 0.0;
+  nlohmann::json ops;
+  if (o.count_ops) {
+    // One iteration's operators in each phase: T = 2 iterations less T = 1 (the projection, Wh
+    // x0, the head and the loss cancel). The loss is taken outside the counted backward.
+    auto forward = [&](int64_t T) { return s.model->forward(input, T).logits; };
+    auto loss_of = [&](const torch::Tensor& logits) {
+      return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat32),
+                                                  target.reshape({-1}));
+    };
+    auto no_grad = [&](int64_t T) {
+      return count_ops([&] {
+        c10::InferenceMode inference;
+        forward(T);
+        sync_device(device);
+      });
+    };
+    auto with_grad = [&](int64_t T) {
+      return count_ops([&] {
+        forward(T);
+        sync_device(device);
+      });
+    };
+    auto backward = [&](int64_t T) {
+      optimizer.zero_grad();
+      const torch::Tensor loss = loss_of(forward(T));
+      return count_ops([&] {
+        // (Not loss.backward(): in LibTorch that is itself an operator, aten::_backward, and
+        // everything it runs would be inside it.)
+        torch::autograd::backward({loss});
+        sync_device(device);
+      });
+    };
+    auto as_json = [](const OpCount& c) {
+      return nlohmann::json{{"top", c.top}, {"all", c.all}, {"top_names", c.top_names}};
+    };
+    {
+      // Uncounted first: the weights' bfloat16 forms of bf16-mixed are made by the first
+      // forward after the optimizer's step.
+      c10::InferenceMode inference;
+      forward(1);
+    }
+    const OpCount a = no_grad(2) - no_grad(1), b = with_grad(2) - with_grad(1), c = backward(2) - backward(1);
+    const OpCount whole = count_ops(step);
+    std::printf("ATen operators (top-level / all): per iteration %lld / %lld without gradient, %lld / %lld forward "
+                "with gradient, %lld / %lld backward; per step %lld / %lld\n",
+                static_cast<long long>(a.top), static_cast<long long>(a.all), static_cast<long long>(b.top),
+                static_cast<long long>(b.all), static_cast<long long>(c.top), static_cast<long long>(c.all),
+                static_cast<long long>(whole.top), static_cast<long long>(whole.all));
+    ops = {{"iteration_no_grad", as_json(a)}, {"iteration_forward", as_json(b)}, {"iteration_backward", as_json(c)},
+           {"step", as_json(whole)}};
+  }
   if (!ranks->leader()) return;
   const double seconds = t[t.size() / 2];
   const FlopCount f = model_flops(s.model->config(), s.positions);
@@ -207,12 +260,13 @@ void run_step(const StepOptions& o) {
     std::printf("model %.1f GFLOP/s against matmul %.1f GFLOP/s: %.0f%%\n", model_gflops, gflops,
                 100 * model_gflops / gflops);
   std::printf("peak RSS %.0f MiB\n", peak_rss_mib());
-  const nlohmann::json j = {{"kind", "step"}, {"task", o.model.task}, {"batch", o.model.batch},
+  nlohmann::json j = {{"kind", "step"}, {"task", o.model.task}, {"batch", o.model.batch},
                             {"positions", s.positions}, {"n", o.n}, {"k", o.k},
                             {"recompute", o.recompute}, {"seconds", seconds}, {"times", t},
                             {"model_gflops", model_gflops}, {"matmul_gflops", gflops},
                             {"ranks", ranks->size()}, {"allreduce_seconds", allreduce_seconds},
                             {"threads", torch::get_num_threads()}, {"peak_rss_mib", peak_rss_mib()}};
+  if (o.count_ops) j["ops"] = ops;
   std::printf("json: %s\n", j.dump().c_str());
 }
 

@@ -87,6 +87,10 @@ struct StepOptions {
   int64_t reps = 3, warmup = 1;  // timed steps (median reported), untimed steps first
   bool recompute = false;        // recompute activations in the backward pass (as train --recompute)
   bool no_matmul = false;        // skip the matmul measurement (peak RSS runs)
+  // After the timing, count the ATen operators (op_count.h) of one block iteration in three
+  // phases (forward without gradient, forward with gradient, backward: each the difference
+  // between 2 iterations and 1) and of one whole step; "ops" in the JSON line.
+  bool count_ops = false;
 };
 void run_step(const StepOptions& o);
 

@@ -48,6 +48,9 @@ Command add_bench_step(CLI::App* parent) {
   app->add_option("--warmup", o->warmup, "untimed steps first")->capture_default_str();
   app->add_flag("--recompute", o->recompute, "recompute each gradient iteration's activations in the backward pass");
   app->add_flag("--no-matmul", o->no_matmul, "skip the matmul measurement (peak RSS runs)");
+  app->add_flag("--count-ops", o->count_ops,
+                "then count the ATen operators of one iteration (forward without and with gradient, backward) and of "
+                "one step (LibTorch's profiler hook)");
   return {app, [o] { bench::run_step(*o); }};
 }
 

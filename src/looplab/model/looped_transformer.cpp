@@ -35,6 +35,11 @@ torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight) {
   const double eps = machine_epsilon(x.scalar_type());
   // Half-precision inputs are normalized in float32, as PyTorch does, then cast back.
   const bool reduced = x.scalar_type() == torch::kFloat16 || x.scalar_type() == torch::kBFloat16;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  // One operator instead of six (issue 47: on a GPU each is a kernel): the same formula, the
+  // same result bit for bit on the CPU in float32 and float64, twice differentiable.
+  if (!reduced && weight.scalar_type() == x.scalar_type()) return at::rms_norm(x, {x.size(-1)}, weight, eps);
+#endif
   const torch::Tensor xf = reduced ? x.to(torch::kFloat32) : x;
   const torch::Tensor y = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
   return reduced ? (y * weight.to(torch::kFloat32)).to(x.scalar_type()) : y * weight;
@@ -87,6 +92,14 @@ torch::Tensor apply_rope(const torch::Tensor& x, const torch::Tensor& cos, const
   return torch::stack({re * cos - im * sin, re * sin + im * cos}, -1).flatten(-2);
 }
 
+torch::Tensor apply_rope_pairs(const torch::Tensor& x, const torch::Tensor& pair_cos, const torch::Tensor& pair_sin) {
+  auto sizes = x.sizes().vec();
+  sizes.back() /= 2;
+  sizes.push_back(2);
+  const torch::Tensor swapped = x.reshape(sizes).flip(-1).view(x.sizes());
+  return x * pair_cos + swapped * pair_sin;
+}
+
 torch::Tensor neighbourhood_index(const std::vector<int64_t>& grid, int64_t window) {
   const auto coords = grid_coordinates(grid);
   const int64_t n = static_cast<int64_t>(grid.size());
@@ -128,17 +141,28 @@ AttentionImpl::AttentionImpl(const ModelConfig& c) : heads(c.heads) {
 
 torch::Tensor AttentionImpl::forward(const torch::Tensor& u, const Positions& p) {
   const int64_t B = u.size(0), L = u.size(1), d = u.size(2), hd = d / heads;
-  // [B, L, 3d] -> three [B, heads, L, head_dim]
+  // [B, L, 3d] -> three [B, heads, L, head_dim]; q and k rotated together (one set of operators).
   auto split = qkv(u).view({B, L, 3, heads, hd}).permute({2, 0, 3, 1, 4});
-  torch::Tensor q = q_norm(apply_rope(split[0], p.cos, p.sin));
-  torch::Tensor k = k_norm(apply_rope(split[1], p.cos, p.sin));
+  const torch::Tensor qk = p.pair_cos.defined() ? apply_rope_pairs(split.narrow(0, 0, 2), p.pair_cos, p.pair_sin)
+                                                 : torch::stack({apply_rope(split[0], p.cos, p.sin),
+                                                                 apply_rope(split[1], p.cos, p.sin)});
+  torch::Tensor q = q_norm(qk[0]);
+  torch::Tensor k = k_norm(qk[1]);
   torch::Tensor v = split[2];
   const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+  const bool twice = twice_differentiable || plain_engine_scope();
 
   torch::Tensor out;
   if (p.window_bias.defined()) {
-    // Neighbourhood attention on a short sequence: a dense product with the window as a mask.
-    out = torch::matmul(torch::softmax(torch::matmul(q, k.transpose(-1, -2)) * scale + p.window_bias, -1), v);
+    // Neighbourhood attention on a short sequence: a dense product with the window as a mask,
+    // as one operator (fused kernels) where it need not be differentiated twice.
+#if TORCH_VERSION_MAJOR >= 2
+    if (!twice)
+      out = at::scaled_dot_product_attention(
+          q, k, v, p.window_bias.scalar_type() == q.scalar_type() ? p.window_bias : p.window_bias.to(q.scalar_type()));
+    else
+#endif
+      out = torch::matmul(torch::softmax(torch::matmul(q, k.transpose(-1, -2)) * scale + p.window_bias, -1), v);
   } else if (p.window.defined()) {
     // Gather each query's W keys and values: [B, heads, L, W, head_dim].
     const int64_t W = p.window.size(1);
@@ -149,7 +173,7 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& u, const Positions& p)
     out = torch::matmul(torch::softmax(scores, -1), vw).squeeze(3);
   } else {
 #if TORCH_VERSION_MAJOR >= 2
-    if (!twice_differentiable) {
+    if (!twice) {
       out = at::scaled_dot_product_attention(q, k, v);  // same 1/sqrt(head_dim) scale, fused kernels
     } else {
       out = torch::matmul(torch::softmax(torch::matmul(q, k.transpose(-1, -2)) * scale, -1), v);
@@ -245,6 +269,8 @@ Positions LoopedTransformerImpl::positions(const std::vector<int64_t>& grid) con
   const torch::Tensor angles = rope_angles(grid, config_.head_dim(), config_.rope_base);
   p.cos = angles.cos().to(on_model);
   p.sin = angles.sin().to(on_model);
+  p.pair_cos = torch::stack({p.cos, p.cos}, -1).flatten(-2);
+  p.pair_sin = torch::stack({-p.sin, p.sin}, -1).flatten(-2);
   if (config_.neighbourhood_attention) {
     const torch::Tensor index = neighbourhood_index(grid, config_.window);
     p.keys = index;

@@ -45,6 +45,8 @@ TORCH_MODULE(RMSNorm);
 struct Positions {
   std::vector<int64_t> grid;  // e.g. {512} or {9, 9}; tokens are in row-major order
   torch::Tensor cos, sin;     // [L, head_dim/2] RoPE rotations
+  // The same per pair, interleaved [L, head_dim]: (cos, cos) and (-sin, sin), for apply_rope_pairs.
+  torch::Tensor pair_cos, pair_sin;
   // Neighbourhood attention only, one of the two: the keys of each query [L, W] (long
   // sequences), or the same window as an additive mask [L, L] of 0 and -inf (short ones).
   torch::Tensor window;
@@ -68,6 +70,10 @@ torch::Tensor rope_angles(const std::vector<int64_t>& grid, int64_t head_dim, do
 // Rotates consecutive pairs (v[2i], v[2i+1]) of x [..., L, head_dim] by the angles behind
 // cos/sin [L, head_dim/2].
 torch::Tensor apply_rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+// The same from Positions::pair_cos/pair_sin in three arithmetic operators instead of seven
+// (x pair_cos + swap(x) pair_sin, swap exchanging each pair's two values): equal bit for bit,
+// since a - b is a + (-b) and addition commutes.
+torch::Tensor apply_rope_pairs(const torch::Tensor& x, const torch::Tensor& pair_cos, const torch::Tensor& pair_sin);
 
 // Neighbourhood attention keys [L, W] (int64): along each axis of size n, the query at c sees
 // s .. s+w-1 with s = clamp(c - floor(w/2), 0, n - w), so every query sees exactly w keys per
@@ -81,10 +87,11 @@ struct AttentionImpl : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& u, const Positions& p);
 
   int64_t heads;
-  // LibTorch >= 2 runs full attention through scaled_dot_product_attention, and the CPU's
-  // iteration without gradient through the fused engine (model/engine/engine.h); neither can be
-  // differentiated twice. The fixed-point analysis (Jacobian-vector products by double
-  // backward) sets this to get the plain formula everywhere.
+  // LibTorch >= 2 runs full attention and the short sequences' masked window through
+  // scaled_dot_product_attention (one operator, fused kernels), and the CPU's iteration without
+  // gradient through the fused engine (model/engine/engine.h); neither can be differentiated
+  // twice. The fixed-point analysis (Jacobian-vector products by double backward) sets this, or
+  // runs inside a PlainEngine scope, to get the plain formula everywhere.
   bool twice_differentiable = false;
   AtenLinear qkv{nullptr}, out_proj{nullptr};
   RMSNorm q_norm{nullptr}, k_norm{nullptr};

@@ -32,6 +32,8 @@ bool plain_engine() {
   return off || plain_scopes > 0;
 }
 
+bool plain_engine_scope() { return plain_scopes > 0; }
+
 PlainEngine::PlainEngine() { ++plain_scopes; }
 PlainEngine::~PlainEngine() { --plain_scopes; }
 

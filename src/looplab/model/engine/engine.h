@@ -46,6 +46,10 @@ struct Positions;
 // True under LOOPLAB_ENGINE=plain or inside a PlainEngine scope on this thread: every block
 // runs the plain engine (for debugging, and where a twice-differentiable graph is needed).
 bool plain_engine();
+// True inside a PlainEngine scope on this thread only (not under LOOPLAB_ENGINE=plain): the
+// graph must then be twice differentiable, so the plain attention takes its formula rather
+// than scaled_dot_product_attention (model/looped_transformer.h).
+bool plain_engine_scope();
 
 class PlainEngine {
  public:
