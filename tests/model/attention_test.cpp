@@ -47,6 +47,27 @@ TEST(Rope, DotProductDependsOnlyOnOffset2D) {
   EXPECT_NEAR(angles[1 * C + 4][1].item<double>(), 0.01, 1e-15);  // 10000^(-1/2)
 }
 
+// The plain attention rotates q and k as x C + swap(x) S from Positions' interleaved tables:
+// the same values as the pairwise formula, bit for bit (a - b is a + (-b), addition commutes),
+// in float32 and float64, on a 1-D and a 2-D grid, on a non-contiguous view as the block passes.
+TEST(Rope, PairsEqualThePairwiseFormulaBitForBit) {
+  torch::manual_seed(9);
+  for (auto dtype : {torch::kFloat32, torch::kFloat64})
+    for (const std::vector<int64_t>& grid : {std::vector<int64_t>{32}, std::vector<int64_t>{9, 9}}) {
+      ModelConfig cfg = default_config(grid.size() == 1 ? "prefix-sums" : "sudoku", Recall::kNone, Norm::kPre, 32);
+      cfg.heads = 2;
+      LoopedTransformer model(cfg);
+      model->to(dtype);
+      const Positions p = model->positions(grid);
+      const int64_t L = p.cos.size(0), hd = 16;
+      // [3, B, heads, L, hd] as the block's permuted qkv view, q and k rotated together.
+      const torch::Tensor qkv = torch::randn({2, L, 3, 2, hd}, dtype).permute({2, 0, 3, 1, 4});
+      const torch::Tensor got = apply_rope_pairs(qkv.narrow(0, 0, 2), p.pair_cos, p.pair_sin);
+      EXPECT_TRUE(torch::equal(got[0], apply_rope(qkv[0], p.cos, p.sin)));
+      EXPECT_TRUE(torch::equal(got[1], apply_rope(qkv[1], p.cos, p.sin)));
+    }
+}
+
 TEST(NeighbourhoodIndex, WindowsShiftAtTheBorders) {
   const torch::Tensor idx = neighbourhood_index({12}, 5);
   ASSERT_EQ(idx.sizes(), (std::vector<int64_t>{12, 5}));
