@@ -87,22 +87,25 @@ torch::Tensor pack_for_brgemm(const torch::Tensor& B16) {
 #endif
 }
 
-// C [m, n] = A [m, k] B (+ C where add: the bias copied in beforehand), B packed by
-// pack_for_brgemm, on the calling thread. The caller releases the micro-kernels' hardware
-// state (brgemm_release) when done with them.
-void brgemm_rows(const uint16_t* A, int64_t m, int64_t k, const torch::Tensor& packed, int64_t n, float* C, bool add) {
+// C [m, n] = A [m, k] B (+ bias on every row where given), B packed by pack_for_brgemm, on the
+// calling thread. Each block of rows gets the bias just before its products, while it is in
+// cache. The caller releases the micro-kernels' hardware state (brgemm_release) when done.
+void brgemm_rows(const uint16_t* A, int64_t m, int64_t k, const torch::Tensor& packed, int64_t n, const float* bias,
+                 float* C) {
 #ifdef CPUBLAS_BRGEMM_BF16BF16F32
   const auto* a = reinterpret_cast<const at::BFloat16*>(A);
   const auto* b = packed.data_ptr<at::BFloat16>();
   for (int64_t r = 0; r < m; r += kRows) {
     const int64_t mr = std::min(kRows, m - r);
+    if (bias)
+      for (int64_t i = r; i < r + mr; ++i) std::memcpy(C + i * n, bias, n * sizeof(float));
     for (int64_t j = 0; j < n; j += kPanel) {
       const int64_t nb = std::min(kPanel, n - j);
-      at::native::cpublas::brgemm(mr, nb, k, k, nb, n, add, a + r * k, b + j * k, C + r * n + j, true);
+      at::native::cpublas::brgemm(mr, nb, k, k, nb, n, bias != nullptr, a + r * k, b + j * k, C + r * n + j, true);
     }
   }
 #else
-  (void)A, (void)m, (void)k, (void)packed, (void)n, (void)C, (void)add;
+  (void)A, (void)m, (void)k, (void)packed, (void)n, (void)bias, (void)C;
   TORCH_CHECK(false, "brgemm_rows without ATen's micro-kernels");
 #endif
 }
@@ -123,9 +126,7 @@ torch::Tensor brgemm_product(const torch::Tensor& A16, const torch::Tensor& pack
   const float* b = bias.defined() ? bias.data_ptr<float>() : nullptr;
   at::parallel_for(0, (m + kRows - 1) / kRows, 1, [&](int64_t begin, int64_t end) {
     const int64_t r0 = begin * kRows, r1 = std::min(m, end * kRows);
-    if (b)
-      for (int64_t i = r0; i < r1; ++i) std::memcpy(out + i * n, b, n * sizeof(float));
-    brgemm_rows(A + r0 * k, r1 - r0, k, packed, n, out + r0 * n, b != nullptr);
+    brgemm_rows(A + r0 * k, r1 - r0, k, packed, n, b, out + r0 * n);
     brgemm_release();
   });
   return C;
@@ -286,13 +287,13 @@ template void tile_linear<double>(const double*, int64_t, const torch::Tensor&, 
 void tile_linear_bf16(const uint16_t* A, int64_t m, const Bf16Weight& W16, const torch::Tensor& b, float* C) {
   const int64_t n = W16.rows.size(0), k = W16.rows.size(1);
   const float* bias = b.defined() ? b.data_ptr<float>() : nullptr;
-  if (bias)
-    for (int64_t i = 0; i < m; ++i) std::memcpy(C + i * n, bias, n * sizeof(float));
   if (W16.packed_t.defined()) {
-    brgemm_rows(A, m, k, W16.packed_t, n, C, bias != nullptr);
+    brgemm_rows(A, m, k, W16.packed_t, n, bias, C);
     brgemm_release();
     return;
   }
+  if (bias)
+    for (int64_t i = 0; i < m; ++i) std::memcpy(C + i * n, bias, n * sizeof(float));
   if (gemm_bf16(false, true, m, n, k, A, k, bits(W16.rows), k, bias ? 1.0f : 0.0f, C, n)) return;
   const torch::Tensor a =
       torch::from_blob(const_cast<uint16_t*>(A), {m, k}, torch::TensorOptions().dtype(torch::kBFloat16));
