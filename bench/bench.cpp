@@ -164,7 +164,9 @@ void run_step(const StepOptions& o) {
   Synthetic s = synthetic_setup(o.model);
   s.model->train();
   auto params = s.model->parameters();
-  AdamW optimizer(s.model->named_parameters(), AdamWOptions{});
+  AdamWOptions adamw;
+  adamw.fused = device.is_cuda();  // as `train`
+  AdamW optimizer(s.model->named_parameters(), adamw);
   const auto [lo, hi] = ranks->part(0, o.model.batch);
   if (lo == hi) throw Error("bench step: batch " + std::to_string(o.model.batch) + " leaves a rank without examples");
   const torch::Tensor input = s.input.slice(0, lo, hi), target = s.target.slice(0, lo, hi);

@@ -37,9 +37,8 @@ Command add_bench_block(CLI::App* parent) {
 }
 
 Command add_bench_step(CLI::App* parent) {
-  auto* app = parent->add_subcommand(
-      "step", "One training step with fixed n and k (external recall, post norm): time, model FLOP/s, matmul "
-              "GFLOP/s of the same process, peak RSS");
+  auto* app = parent->add_subcommand("step", "One training step with fixed n and k (external recall, post norm): time, "
+                                             "model FLOP/s, matmul GFLOP/s of the same process, peak RSS");
   auto o = std::make_shared<bench::StepOptions>();
   add_synthetic_options(app, o->model, false);
   app->add_option("--n", o->n, "iterations without gradient")->capture_default_str();
@@ -48,9 +47,7 @@ Command add_bench_step(CLI::App* parent) {
   app->add_option("--warmup", o->warmup, "untimed steps first")->capture_default_str();
   app->add_flag("--recompute", o->recompute, "recompute each gradient iteration's activations in the backward pass");
   app->add_flag("--no-matmul", o->no_matmul, "skip the matmul measurement (peak RSS runs)");
-  app->add_flag("--count-ops", o->count_ops,
-                "then count the ATen operators of one iteration (forward without and with gradient, backward) and of "
-                "one step (LibTorch's profiler hook)");
+  app->add_flag("--count-ops", o->count_ops, "then count the ATen operators of one iteration (3 phases) and one step");
   return {app, [o] { bench::run_step(*o); }};
 }
 

@@ -8,11 +8,17 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace looplab {
 
 struct AdamWOptions {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.01;
+  // ATen's _fused_adamw_ (PyTorch 2.4 and later; ignored before): the same update as one
+  // operator per weight-decay group instead of eight per parameter. Default off; `train` and
+  // `bench step` turn it on for CUDA, where each operator is a kernel launch (issue 47). Equal to
+  // the update below within float rounding (tests/train/adamw_test.cpp), not bit for bit.
+  bool fused = false;
 };
 
 // The released code's weight-decay groups (SPEC section 2, `deepthinking/utils/tools.py`): a
@@ -39,6 +45,10 @@ class AdamW {
   AdamWOptions options_;
   int64_t steps_ = 0;
   std::map<std::string, torch::Tensor> exp_avg_, exp_avg_sq_;
+  // fused: every parameter's step count as the float32 scalar _fused_adamw_ reads, kept equal to
+  // steps_ (one _foreach_add_ per step).
+  std::vector<torch::Tensor> step_tensors_;
+  void fused_step(double lr);
 };
 
 }  // namespace looplab

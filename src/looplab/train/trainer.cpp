@@ -37,9 +37,9 @@ using json = nlohmann::json;
 
 namespace {
 
-// AdamW with the paper's settings: betas (0.9, 0.999), eps 1e-8.
+// AdamW with the paper's settings: betas (0.9, 0.999), eps 1e-8; ATen's fused update on CUDA.
 AdamW make_optimizer(LoopedTransformerImpl& model, const RunSpec& spec) {
-  return AdamW(model.named_parameters(), {0.9, 0.999, 1e-8, spec.train.weight_decay});
+  return AdamW(model.named_parameters(), {0.9, 0.999, 1e-8, spec.train.weight_decay, model.device().is_cuda()});
 }
 
 struct Checkpoint {
