@@ -143,9 +143,7 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& u, const Positions& p)
   const int64_t B = u.size(0), L = u.size(1), d = u.size(2), hd = d / heads;
   // [B, L, 3d] -> three [B, heads, L, head_dim]; q and k rotated together (one set of operators).
   auto split = qkv(u).view({B, L, 3, heads, hd}).permute({2, 0, 3, 1, 4});
-  const torch::Tensor qk = p.pair_cos.defined() ? apply_rope_pairs(split.narrow(0, 0, 2), p.pair_cos, p.pair_sin)
-                                                 : torch::stack({apply_rope(split[0], p.cos, p.sin),
-                                                                 apply_rope(split[1], p.cos, p.sin)});
+  const torch::Tensor qk = apply_rope_pairs(split.narrow(0, 0, 2), p.pair_cos, p.pair_sin);
   torch::Tensor q = q_norm(qk[0]);
   torch::Tensor k = k_norm(qk[1]);
   torch::Tensor v = split[2];

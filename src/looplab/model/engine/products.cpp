@@ -43,7 +43,7 @@ bool use_dnnl() {
 
 constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;  // CBLAS's enum values
 
-// ATen's batch-reduce GEMM micro-kernels (CPUBlas.h; PyTorch 2.5 and later define the macro):
+// ATen's batch-reduce GEMM micro-kernels (where LibTorch's CPUBlas.h defines the macro below):
 // C [m, n] (+)= A [m, k] B, B packed by cpublas::pack into panels of at most kPanel columns
 // (the micro-kernels' leading dimension for a packed operand is 16, 32, 48 or 64), k pairs of
 // rows interleaved. Called on row blocks of kRows, the largest that measured faster (64 rows:
@@ -67,7 +67,7 @@ bool use_brgemm() {
 #endif
 }
 
-// B [k, n] (row-major, leading dimension ld) packed for the micro-kernels, or an undefined
+// B [k, n] (row-major) packed for the micro-kernels, or an undefined
 // tensor where they do not take it (n not a multiple of 16, k odd) or are not here.
 torch::Tensor pack_for_brgemm(const torch::Tensor& B16) {
   const int64_t k = B16.size(0), n = B16.size(1);
