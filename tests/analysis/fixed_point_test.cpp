@@ -18,10 +18,11 @@ struct Tiny {
   torch::Tensor x0;
 };
 
-Tiny tiny(Recall recall, Norm norm, double shrink, int64_t batch = 1) {
+Tiny tiny(Recall recall, Norm norm, double shrink, int64_t batch = 1, bool full_attention = false) {
   torch::manual_seed(3);
   ModelConfig c = default_config("prefix-sums", recall, norm, 8);
   c.heads = 2;
+  if (full_attention) c.neighbourhood_attention = false;
   Tiny t;
   t.model = LoopedTransformer(c);
   t.model->to(torch::kFloat64);
@@ -69,6 +70,21 @@ TEST(FixedPoint, JacobianVectorProductsMatchTheDenseJacobian) {
     const torch::Tensor expected = torch::matmul(J, v.reshape({-1}));
     EXPECT_LT((lin.state_jvp(v).reshape({-1}) - expected).abs().max().item<double>(), 1e-10) << to_string(recall);
   }
+}
+
+// Full attention runs through scaled_dot_product_attention, whose backward is not differentiable
+// again; the Linearization's PlainEngine scope must switch it to the plain formula, or its
+// double backward fails or is wrong.
+TEST(FixedPoint, DoubleBackwardThroughFullAttentionUnderThePlainScope) {
+  Tiny t = tiny(Recall::kExternal, Norm::kPost, 1.0, 2, /*full_attention=*/true);
+  ASSERT_FALSE(t.model->config().neighbourhood_attention);
+  const torch::Tensor x = run_from(Loop::from_x0(*t.model, t.x0), {}, 5);
+  const torch::Tensor J = dense_jacobian(*t.model, x, t.x0, t.p);
+  Linearization lin(*t.model, x, t.x0);
+  const torch::Tensor v = torch::randn_like(x);
+  const torch::Tensor expected = torch::matmul(J, v.reshape({-1}));
+  EXPECT_GT(expected.abs().max().item<double>(), 1e-3);
+  EXPECT_LT((lin.state_jvp(v).reshape({-1}) - expected).abs().max().item<double>(), 1e-10);
 }
 
 TEST(FixedPoint, ArnoldiRadiusMatchesDenseEigenvaluesOnATinyModel) {

@@ -19,6 +19,31 @@ grep -q '"examples"' "$M/analysis.json" && grep -q '"radius"' "$M/analysis.json"
 expect_ok "analyze --json" "$LOOPLAB" analyze "$M" --split val --count 3 --iters 5 --detail 0 --json
 grep -q '"recall_spectral_radius"' "$TMP/out" && ok || bad "analyze --json output"
 
+# A recall matrix whose spectral radius is known: upper triangular (its eigenvalues are its
+# diagonal, though it is far from normal), the largest diagonal entry in size -0.83. Written into
+# the model's safetensors with the standard library (the header's offsets, little-endian float32).
+cp -r "$M" "$TMP/known"
+python3 - "$TMP/known/model.safetensors" <<'PY' || bad "could not plant the recall matrix"
+import json, struct, sys
+path = sys.argv[1]
+raw = open(path, "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+header = json.loads(raw[8:8 + n])
+[name] = [k for k in header if k.endswith("Wx.weight")]
+rows, cols = header[name]["shape"]
+begin, end = header[name]["data_offsets"]
+diagonal = [0.3, -0.83, 0.5, 0.1, -0.2, 0.6, 0.0, 0.25]
+values = []
+for i in range(rows):
+    for j in range(cols):
+        values.append(diagonal[i % 8] if i == j else (0.4 * ((i * 7 + j * 3) % 5 - 2) if j > i else 0.0))
+data = bytearray(raw)
+data[8 + n + begin:8 + n + end] = struct.pack("<%df" % (rows * cols), *values)
+open(path, "wb").write(bytes(data))
+PY
+expect_ok "analyze a known recall matrix" "$LOOPLAB" analyze "$TMP/known" --split val --count 2 --iters 4 --detail 0
+grep -q "rho(Wx) = 0.8300$" "$TMP/out" && ok || bad "rho(Wx) of a matrix whose radius is 0.83: $(grep 'rho(Wx)' "$TMP/out")"
+
 "$LOOPLAB" init --task prefix-sums --recall none --norm post --width 16 --heads 2 --seed 1 --out "$TMP/auto" >/dev/null
 expect_ok "analyze an autonomous model" "$LOOPLAB" analyze "$TMP/auto" --split val --count 4 --iters 8 --detail 1
 grep -q "recall: none" "$TMP/out" && ok || bad "autonomous rho line: $(cat "$TMP/out")"

@@ -29,6 +29,18 @@ else
 fi
 expect_error "missing engine" "chess engine '/nonexistent' not found" \
   "$LOOPLAB" data chess --count 1 --engine /nonexistent --out "$TMP/x.csv"
+expect_error "missing engine by LOOPLAB_STOCKFISH" "chess engine '/nonexistent' not found" \
+  env LOOPLAB_STOCKFISH=/nonexistent "$LOOPLAB" data chess --count 1 --out "$TMP/x.csv"
+# LOOPLAB_ENGINE chooses looplab's block engine: "plain" leaves the chess engine alone, and a
+# path left there from when it named the chess engine is said in one line and not used.
+if [ -s "$TMP/g2.csv" ]; then
+  expect_ok "data chess under LOOPLAB_ENGINE=plain" env LOOPLAB_ENGINE=plain "$LOOPLAB" data chess --count 4 --seed 2 --depth 6 --out "$TMP/p.csv"
+  cmp -s "$TMP/p.csv" "$TMP/g2.csv" && ok || bad "data chess under LOOPLAB_ENGINE=plain: other puzzles"
+  env LOOPLAB_ENGINE=/nonexistent "$LOOPLAB" data chess --count 1 --seed 2 --depth 6 --out "$TMP/o.csv" >/dev/null 2>"$TMP/err" && ok ||
+    bad "a path in LOOPLAB_ENGINE was used: $(cat "$TMP/err")"
+  [ "$(grep -c "LOOPLAB_ENGINE='/nonexistent' no longer names the chess engine: set LOOPLAB_STOCKFISH" "$TMP/err")" -eq 1 ] && ok ||
+    bad "a path in LOOPLAB_ENGINE: not said in one line: $(cat "$TMP/err")"
+fi
 
 # --- Lichess files ---------------------------------------------------------------------------
 { echo "$HEAD"; for i in $(seq 12); do echo "$EASY"; echo "$HARD"; done; } >"$TMP/puzzles.csv"

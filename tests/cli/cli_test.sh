@@ -125,18 +125,26 @@ expect_error "library option named as its flag" "^looplab: error: --training-ite
 expect_error "old flag name accepted" "^looplab: error: --training-iters must be >= 1" \
   "$LOOPLAB" train --max-iters 0 --out "$TMP/r0"
 
-# --- demo: the shipped models' table, the paper preset's run where it is shipped ------------
+# --- demo: the shipped models' table, the paper's configuration's seeds where shipped --------
 MODELS=$(cd "$(dirname "$0")/../../models" && pwd)
 demo() { "$LOOPLAB" demo --models "$1" --val-count 2 --hard-count 1 --iters 3 --live-epochs 0 "${@:2}"; }
 expect_ok "demo" demo "$MODELS" --paper-val-count 2 --paper-hard-count 1
-# two tables (the contrast's and the paper run's), each with rows for 1 and 3 iterations
-[ "$(grep -cE '^ +3 \|' "$TMP/out")" = 2 ] && [ "$(grep -cE '^ +1 \|' "$TMP/out")" = 2 ] && ok || bad "demo tables: $(cat "$TMP/out")"
-grep -q "^The paper's own prefix-sums run, trained here" "$TMP/out" && grep -qE "^[0-9]+ of 100 epochs, [0-9.]+ hours" "$TMP/out" && ok || bad "demo: paper run line"
-expect_ok "demo without the paper run" demo "$MODELS" --paper-val-count 0
+# the contrast's table, rows for 1 and 3 iterations; then one row per seed, each with its stored
+# full evaluation (read back from its eval-val.json / eval-hard.json), their mean and the paper's
+[ "$(grep -cE '^ +3 \|' "$TMP/out")" = 1 ] && [ "$(grep -cE '^ +1 \|' "$TMP/out")" = 1 ] && ok || bad "demo table: $(cat "$TMP/out")"
+grep -q "^The paper's own prefix-sums configuration, trained here" "$TMP/out" && ok || bad "demo: the seeds' heading"
+for seed in 0 1 2; do
+  want=$(python3 -c "import json,sys; d='$MODELS/prefix-sums-paper-seed-$seed'; v=json.load(open(d+'/eval-val.json'))['splits']['val']; h=json.load(open(d+'/eval-hard.json'))['splits']['hard']; print('%.2f%% of %d +%.2f%% of %d' % (100*v['exact'][-1], v['count'], 100*h['exact'][-1], h['count']))")
+  grep -qE "^$seed +\|.*\| $want" "$TMP/out" && ok || bad "demo: seed $seed's row lacks '$want': $(grep -E "^$seed " "$TMP/out")"
+done
+grep -qE "^mean of 3 +\| +\| 100.00% +100.00%" "$TMP/out" && grep -qE "^the paper +\| +\| 99.78% +99.74%" "$TMP/out" && ok ||
+  bad "demo: the mean and the paper's row: $(tail -n 6 "$TMP/out")"
+grep -q "external-post-paper" "$TMP/out" && bad "demo: the earlier recipe's run is still shown" || ok
+expect_ok "demo without the seeds" demo "$MODELS" --paper-val-count 0
 [ "$(grep -cE '^ +3 \|' "$TMP/out")" = 1 ] && ! grep -q "paper's own" "$TMP/out" && ok || bad "demo --paper-val-count 0"
 mkdir -p "$TMP/models" && cp -r "$MODELS/prefix-sums-external-post" "$MODELS/prefix-sums-none-post" "$TMP/models/"
-expect_ok "demo, no paper run shipped" demo "$TMP/models"
-grep -q "no trained model there, so the paper preset's run is not shown" "$TMP/out" && ok || bad "demo: missing paper run"
+expect_ok "demo, no seeds shipped" demo "$TMP/models"
+[ "$(grep -c "no trained model there, so this seed is not shown" "$TMP/out")" = 3 ] && ok || bad "demo: missing seeds"
 expect_error "demo --val-count 0" "counts and --iters must be >= 1" "$LOOPLAB" demo --models "$MODELS" --val-count 0
 expect_error "demo --paper-hard-count -2" "must be >= 0" "$LOOPLAB" demo --models "$MODELS" --paper-hard-count -2
 

@@ -155,7 +155,9 @@ for moment in "first_epoch -ge 1" "done_runs -ge 1" "done_runs -ge 3"; do
   "$LOOPLAB" sweep run "$TMP/b.toml" --workers 2 --threads-per-run 1 >/dev/null 2>&1 &
   pool=$!
   set -- $moment
-  for _ in $(seq 600); do [ "$($1)" "$2" "$3" ] && break; sleep 0.05; done
+  # Waits for the moment itself (or the pool's end); 15 min only bounds a hung pool.
+  for _ in $(seq 18000); do [ "$($1)" "$2" "$3" ] && break; kill -0 "$pool" 2>/dev/null || break; sleep 0.05; done
+  [ "$($1)" "$2" "$3" ] || echo "sweep_test: the pool ended or hung before '$moment' ($(done_runs) runs done, $(first_epoch) epochs)"
   kill -9 "$pool" 2>/dev/null
   wait "$pool" 2>/dev/null
   sleep 0.3  # the workers die with the pool (PR_SET_PDEATHSIG)

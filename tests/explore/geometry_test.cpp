@@ -351,7 +351,7 @@ TEST(GeometryAnisotropy, StatisticsMatchAPlainRecomputation) {
         for (double x : v) sq += (x - mean) * (x - mean);
         std::nth_element(v.begin(), v.begin() + n / 2, v.end());  // n odd: the middle element
         EXPECT_NEAR(got.mean, static_cast<double>(mean), 1e-12);
-        EXPECT_NEAR(got.se, static_cast<double>(std::sqrt(sq / (n - 1)) / std::sqrt((long double)n)), 1e-12);
+        EXPECT_NEAR(got.standard_error, static_cast<double>(std::sqrt(sq / (n - 1)) / std::sqrt((long double)n)), 1e-12);
         EXPECT_EQ(got.median, v[n / 2]);
       }
     }
@@ -364,7 +364,7 @@ TEST(GeometryAnisotropy, StatisticsMatchAPlainRecomputation) {
   const Summary s = summarize({4, 1, 3, 2});
   EXPECT_EQ(s.median, 2.5);
   EXPECT_EQ(s.mean, 2.5);
-  EXPECT_NEAR(s.se, std::sqrt(5.0 / 3.0) / 2, 1e-15);
+  EXPECT_NEAR(s.standard_error, std::sqrt(5.0 / 3.0) / 2, 1e-15);
 }
 
 TEST(GeometryAnisotropy, MetricsAndOutputs) {
@@ -382,7 +382,7 @@ TEST(GeometryAnisotropy, MetricsAndOutputs) {
   {
     const nlohmann::json& c = j["rows"][1]["comparison"];
     const AnisotropyRow& row = r.rows[1];
-    const double z = (row.log_range.mean - 1.2031) / std::hypot(row.log_range.se, 0.0098);
+    const double z = (row.log_range.mean - 1.2031) / std::hypot(row.log_range.standard_error, 0.0098);
     EXPECT_NEAR(c["log_range_mean_z"].get<double>(), z, 1e-9);
     EXPECT_EQ(c["log_range_mean_match"].get<bool>(), std::abs(z) <= 3);
     const double rel = std::abs(row.balance.median - 0.3563) / 0.3563;

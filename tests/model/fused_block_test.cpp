@@ -3,6 +3,7 @@
 // every recall x pre/peri/post norm, short sequences (where the plain path uses a dense masked
 // softmax) and long ones (a gathered window), 1-D and 2-D grids, the CPU preset's width and
 // heads, one block call and a loop of many; and the cases it leaves to the plain path.
+#include "../util/finite_difference.h"
 #include "looplab/model/engine/engine.h"
 
 #include <gtest/gtest.h>
@@ -235,16 +236,9 @@ TEST(FusedBlock, GradientsMatchFiniteDifferences) {
     auto loss = [&] { return (s.block->forward(s.in.x, s.in.wh, s.p) * s.weights).sum().item<double>(); };
     const double h = 1e-6;
     for (size_t i = 0; i < leaves.size(); ++i) {
-      torch::Tensor flat = leaves[i].view({-1});
       const torch::Tensor g = analytic[i].reshape({-1});
-      for (int64_t j : {int64_t{0}, flat.numel() / 2, flat.numel() - 1}) {
-        const double keep = flat[j].item<double>();
-        flat[j] = keep + h;
-        const double up = loss();
-        flat[j] = keep - h;
-        const double down = loss();
-        flat[j] = keep;
-        const double numeric = (up - down) / (2 * h), exact = g[j].item<double>();
+      for (int64_t j : {int64_t{0}, leaves[i].numel() / 2, leaves[i].numel() - 1}) {
+        const double numeric = testing::central_difference(leaves[i], j, h, loss), exact = g[j].item<double>();
         EXPECT_NEAR(exact, numeric, 1e-6 * std::max(1.0, std::abs(numeric))) << name(k) << " tensor " << i << "[" << j << "]";
       }
     }
@@ -335,9 +329,6 @@ TEST(FusedBlock, LeavesTheRestToThePlainPath) {
     PlainEngine plain;
     EXPECT_FALSE(fused_block_applies(block, x, p));  // a plain scope
   }
-  block.attn->twice_differentiable = true;
-  EXPECT_FALSE(fused_block_applies(block, x, p));  // the plain formula asked for (the analysis)
-  block.attn->twice_differentiable = false;
   c.neighbourhood_attention = false;
   LoopedTransformer full(c);
   auto& full_block = *(*full->recur_blocks)[0]->as<BlockImpl>();

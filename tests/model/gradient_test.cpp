@@ -2,6 +2,7 @@
 // recall x normalization variant on a tiny model.
 #include <gtest/gtest.h>
 
+#include "../util/finite_difference.h"
 #include "looplab/model/looped_transformer.h"
 
 namespace looplab {
@@ -45,15 +46,10 @@ TEST_P(GradientTest, AutogradMatchesFiniteDifferences) {
   // Central difference of the loss in one entry of a tensor's storage.
   const double h = 1e-5;
   auto numeric = [&](const torch::Tensor& storage, int64_t idx) {
-    torch::NoGradGuard no_grad;
-    auto flat = storage.view({-1});
-    const double orig = flat[idx].item<double>();
-    flat[idx] = orig + h;
-    const double up = loss(input).item<double>();
-    flat[idx] = orig - h;
-    const double down = loss(input).item<double>();
-    flat[idx] = orig;
-    return (up - down) / (2 * h);
+    return testing::central_difference(storage, idx, h, [&] {
+      torch::NoGradGuard no_grad;
+      return loss(input).item<double>();
+    });
   };
   int checked = 0;
   auto expect_match = [&](double analytic, double fd, const std::string& what) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -131,6 +132,36 @@ TEST_F(ServeApi, ExploreEqualsTheEngineAtDefaultsAndWithSettings) {
             looplab::explore::run("jacobian-products", {{"gain", "2"}, {"arrangement", "alternating"}}));
   EXPECT_EQ(get_json("/api/explore/lru?nu=0.1&turns=0.25"),
             looplab::explore::run("lru", {{"nu", "0.1"}, {"turns", "0.25"}}));
+}
+
+// The API's numbers against closed forms written out here, not against the engine the handler
+// calls: h_t = a h_{t-1} + u_t weighs an input from lag l by a^l, a constant input of ones gives
+// h_3 = 1 + a + a^2 + a^3, and the weight reaches 1/e after -1/ln a steps; a product of k aligned
+// matrices of gain g has size g^k.
+TEST_F(ServeApi, ExploreAgreesWithClosedForms) {
+  auto readout = [](const json& j, const std::string& key) {
+    for (const json& r : j["readouts"])
+      if (r["key"] == key) return r["value"].get<double>();
+    ADD_FAILURE() << "no readout " << key;
+    return 0.0;
+  };
+  for (double a : {0.5, 0.9, -0.7}) {
+    const json j = get_json("/api/explore/memory-decay?a=" + std::to_string(a));
+    const json& weight = j["plots"][0]["series"][0];
+    ASSERT_EQ(weight["name"], "weight");
+    for (size_t l = 0; l < weight["y"].size(); ++l)
+      EXPECT_NEAR(weight["y"][l].get<double>(), std::pow(a, static_cast<double>(l)), 1e-12) << "a=" << a << " lag " << l;
+    EXPECT_NEAR(readout(j, "weight_lag3"), a * a * a, 1e-12);
+    EXPECT_NEAR(readout(j, "state_after_3"), 1 + a + a * a + a * a * a, 1e-12);
+    if (a > 0) EXPECT_NEAR(readout(j, "steps_to_1e"), -1 / std::log(a), 1e-12);
+  }
+  for (double g : {0.8, 2.0}) {
+    const json j = get_json("/api/explore/jacobian-products?gain=" + std::to_string(g) + "&arrangement=aligned");
+    EXPECT_NEAR(readout(j, "product_size"), std::pow(g, 10), 1e-9 * std::pow(g, 10)) << "gain " << g;
+    const json& product = j["plots"][0]["series"][0];
+    for (size_t k = 0; k < product["y"].size(); ++k)
+      EXPECT_NEAR(product["y"][k].get<double>(), std::pow(g, static_cast<double>(k)), 1e-9 * std::pow(g, k)) << k;
+  }
 }
 
 TEST_F(ServeApi, ExploreBadInputIsA4xxWithAMessage) {

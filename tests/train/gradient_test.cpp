@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "../util/finite_difference.h"
 #include "looplab/train/progressive_loss.h"
 #include "tiny_model.h"
 
@@ -94,15 +95,7 @@ TEST(Gradient, ImplicitEqualsBpttThroughManyIterationsAndFiniteDifferences) {
                         item.key().find("recur_blocks.0.attn.qkv.bias") == 0;
     if (wanted) {
       for (int64_t i : {int64_t{0}, p.numel() / 2}) {
-        const double eps = 1e-6;
-        double* v = p.data_ptr<double>() + i;
-        const double keep = *v;
-        *v = keep + eps;
-        const double up = loss_at_fixed_point();
-        *v = keep - eps;
-        const double down = loss_at_fixed_point();
-        *v = keep;
-        const double fd = (up - down) / (2 * eps);
+        const double fd = testing::central_difference(p, i, 1e-6, loss_at_fixed_point);
         const double analytic = implicit[offset + i].item<double>();
         EXPECT_NEAR(analytic, fd, 1e-6 + 1e-5 * std::abs(fd)) << item.key() << "[" << i << "]";
         ++checked;

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "../util/finite_difference.h"
 #include "looplab/train/halt_loss.h"
 #include "looplab/util/error.h"
 #include "tiny_model.h"
@@ -48,15 +49,8 @@ TEST(HaltLoss, GradientMatchesFiniteDifferences) {
   int checked = 0;
   for (torch::Tensor p : {model->halt->weight, model->halt->bias}) {
     for (int64_t i : {int64_t{0}, p.numel() - 1}) {
-      const double eps = 1e-6;
-      double* x = p.data_ptr<double>() + i;
-      const double keep = *x;
-      *x = keep + eps;
-      const double up = bce_by_hand(*model, state, right);
-      *x = keep - eps;
-      const double down = bce_by_hand(*model, state, right);
-      *x = keep;
-      EXPECT_NEAR(p.grad().reshape({-1})[i].item<double>(), weight * (up - down) / (2 * eps), 1e-8);
+      const double fd = testing::central_difference(p, i, 1e-6, [&] { return bce_by_hand(*model, state, right); });
+      EXPECT_NEAR(p.grad().reshape({-1})[i].item<double>(), weight * fd, 1e-8);
       ++checked;
     }
   }

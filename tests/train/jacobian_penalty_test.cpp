@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "../util/finite_difference.h"
 #include "looplab/train/jacobian_penalty.h"
 #include "tiny_model.h"
 
@@ -91,15 +92,7 @@ TEST(JacobianPenalty, GradientMatchesFiniteDifferences) {
     torch::Tensor p = item.value();
     ASSERT_TRUE(p.grad().defined()) << item.key();
     for (int64_t i : {int64_t{1}, p.numel() / 2}) {
-      const double eps = 1e-6;
-      double* x = p.data_ptr<double>() + i;
-      const double keep = *x;
-      *x = keep + eps;
-      const double up = estimate();
-      *x = keep - eps;
-      const double down = estimate();
-      *x = keep;
-      const double fd = weight * (up - down) / (2 * eps);
+      const double fd = weight * testing::central_difference(p, i, 1e-6, estimate);
       const double analytic = p.grad().reshape({-1})[i].item<double>();
       EXPECT_NEAR(analytic, fd, 1e-7 + 1e-5 * std::abs(fd)) << item.key() << "[" << i << "]";
       ++checked;

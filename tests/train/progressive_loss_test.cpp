@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../util/finite_difference.h"
+
 namespace looplab {
 namespace {
 
@@ -62,6 +64,51 @@ TEST(ProgressiveLoss, IsTheCrossEntropyAfterNPlusKIterations) {
   const torch::Tensor logp = torch::log_softmax(logits, -1).gather(-1, target.unsqueeze(-1));
   EXPECT_NEAR(r.loss, -logp.mean().item<double>(), 1e-12);
   EXPECT_TRUE(torch::allclose(r.logits, logits, 1e-12, 1e-12));
+}
+
+// The n iterations carry no gradient: the analytic gradient is the finite difference of the
+// loss with x_n held at its value (only the k iterations, x0 and the recall see the change),
+// and not the finite difference of the whole n + k iterations, which differs measurably.
+TEST(ProgressiveLoss, TheNIterationsCarryNoGradient) {
+  torch::manual_seed(7);
+  ModelConfig c = default_config("prefix-sums", Recall::kExternal, Norm::kPost, 16);
+  c.heads = 2;
+  LoopedTransformer model(c);
+  model->to(torch::kFloat64);
+  const torch::Tensor input = torch::randint(0, 2, {2, 7, 1}).to(torch::kFloat64);
+  const torch::Tensor target = torch::randint(0, 2, {2, 7});
+  const int64_t n = 3, k = 2;
+  model->zero_grad();
+  progressive_backward(*model, input, target, n, k, 1.0, false);
+  torch::Tensor held;  // x_n at the unperturbed weights
+  {
+    torch::NoGradGuard no_grad;
+    held = Loop(*model, input).run(n);
+  }
+  auto loss_from = [&](const torch::Tensor& start) {
+    torch::NoGradGuard no_grad;
+    const Loop loop(*model, input);
+    const torch::Tensor x = loop.run(k, nullptr, start.defined() ? start : loop.run(n));
+    const torch::Tensor logits = loop.logits(x);
+    return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}), target.reshape({-1}))
+        .item<double>();
+  };
+  int checked = 0, differs = 0;
+  for (const auto& item : model->named_parameters()) {
+    if (item.key().find("recur_blocks.0.mlp.0.weight") != 0 && item.key().find("recur_blocks.0.attn.qkv.weight") != 0)
+      continue;
+    torch::Tensor p = item.value();
+    for (int64_t i : {int64_t{0}, p.numel() / 3, p.numel() - 1}) {
+      const double analytic = p.grad().reshape({-1})[i].item<double>();
+      const double with_held = testing::central_difference(p, i, 1e-6, [&] { return loss_from(held); });
+      const double through_all = testing::central_difference(p, i, 1e-6, [&] { return loss_from({}); });
+      EXPECT_NEAR(analytic, with_held, 1e-7 + 1e-5 * std::abs(with_held)) << item.key() << "[" << i << "]";
+      differs += std::abs(through_all - with_held) > 1e-4 * std::max(1e-6, std::abs(with_held));
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 6);
+  EXPECT_GE(differs, 3) << "the n iterations hardly change the loss: the test could not tell";
 }
 
 }  // namespace

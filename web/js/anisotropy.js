@@ -12,7 +12,7 @@ function query() {
   return new URLSearchParams(Object.fromEntries(Object.entries(inputs).map(([k, i]) => [k, i.value]))).toString();
 }
 
-const cell = (s, se = true) => `${fmt(s.mean)}${se ? ` ± ${fmt(s.se, 2)}` : ''}`;
+const cell = (s, se = true) => `${fmt(s.mean)}${se ? ` ± ${fmt(s.standard_error, 2)}` : ''}`;
 const mark = ok => h('span', { class: ok ? 'ok' : 'bad' }, ok ? ' ✓' : ' ✗');
 
 function draw(r) {

@@ -8,6 +8,7 @@
 
 #include "looplab/model/engine/engine.h"
 #include "looplab/util/error.h"
+#include "looplab/model/relative_step.h"
 
 namespace looplab::analysis {
 
@@ -63,12 +64,14 @@ std::vector<Convergence> convergence(const Loop& loop, const FixedPointOptions& 
   const std::vector<double> start_norm = norms(x0);
   std::deque<torch::Tensor> recent{x0};  // the last max_period + 1 states, newest at the back
   torch::Tensor x = x0;
-  std::vector<double> size = start_norm;  // ||x_t||, carried over from the previous iteration
+  std::vector<double> size = start_norm;  // ||x_t||
   for (int64_t t = 1; t <= s.max_iters; ++t) {
     const torch::Tensor next = loop.step(x);
-    const std::vector<double> step = norms(next - x), next_size = norms(next);
+    const torch::Tensor moved = relative_step(next, x).to(torch::kCPU).contiguous();
+    const double* step = moved.data_ptr<double>();
+    const std::vector<double> next_size = norms(next);
     for (int64_t b = 0; b < B; ++b) {
-      const double rel = step[b] / std::max(size[b], std::numeric_limits<double>::min());
+      const double rel = step[b];
       if (!std::isfinite(next_size[b]) || next_size[b] > s.diverge_ratio * start_norm[b]) diverged[b] = true;
       if (out[b].first_below < 0 && rel < s.tolerance) out[b].first_below = t;
       if (t == s.max_iters) out[b].final_step = rel;

@@ -8,19 +8,14 @@
 #include <sstream>
 
 #include "looplab/eval/evaluate.h"
+#include "looplab/model/engine/engine.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
+#include "looplab/util/numeric.h"
 
 namespace looplab::analysis {
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 double maximum(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
 
@@ -78,6 +73,9 @@ AnalysisSplitReport analyze_split(LoopedTransformerImpl& model, LoopedTransforme
   const int64_t m = std::min(n, s.detail_count);
   report.detail.count = m;
   if (m > 0) {
+    // The reference formulas throughout (the plain engine, attention by its formula): the
+    // Jacobians differentiate twice, and every float64 figure of the pass comes from one engine.
+    const PlainEngine plain;
     std::optional<Loop> detail_loop;
     {
       torch::NoGradGuard no_grad;

@@ -13,9 +13,9 @@ Command add_demo(CLI::App& parent) {
   app->add_option("--hard-count", o->hard_count, "hard examples")->capture_default_str();
   app->add_option("--iters", o->iters, "most test iterations")->capture_default_str();
   app->add_option("--paper-val-count", o->paper_val_count,
-                  "val examples of the paper preset's run (0: do not show it; default: the task's demo's)");
+                  "val examples per seed of the paper's configuration (0: do not show them; default: the task's demo's)");
   app->add_option("--paper-hard-count", o->paper_hard_count,
-                  "hard examples of the paper preset's run (default: the task's demo's)");
+                  "hard examples per seed of the paper's configuration (default: the task's demo's)");
   app->add_option("--live-epochs", o->live_epochs, "epochs of the short live training run (0: skip; default: the task's demo's)");
   app->add_option("--live-dir", o->live_dir, "run folder of the live training run (replaced)")->capture_default_str();
   app->add_option("--precision", o->precision,

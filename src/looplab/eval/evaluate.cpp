@@ -3,6 +3,7 @@
 #include "looplab/model/engine/readout.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
+#include "looplab/model/relative_step.h"
 
 namespace looplab {
 
@@ -65,7 +66,7 @@ CurveReport evaluate_curve(LoopedTransformerImpl& model, const Split& split, int
     }
     std::vector<torch::Tensor> e, pos, s, u;
     loop.run(max_iters, [&](int64_t, const torch::Tensor& next, const torch::Tensor& logits) {
-      s.push_back(((next - x).flatten(1).norm(2, 1) / x.flatten(1).norm(2, 1)).sum().to(torch::kFloat64));
+      s.push_back(relative_step(next, x).sum());
       x = next;
       const torch::Tensor prediction = predict(logits, decoding);
       const torch::Tensor right = prediction == target;

@@ -4,6 +4,7 @@
 
 #include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
+#include "looplab/model/relative_step.h"
 
 namespace looplab {
 
@@ -62,7 +63,7 @@ std::vector<HaltTrace> halt_traces(LoopedTransformerImpl& model, const Split& sp
     // Per iteration, [b] each; gathered on the CPU after the batch.
     std::vector<torch::Tensor> learned, confidence, step, exact;
     loop.run(iters, [&](int64_t, const torch::Tensor& next, const torch::Tensor& logits) {
-      step.push_back((next - x).flatten(1).norm(2, 1) / x.flatten(1).norm(2, 1));                   // [b]
+      step.push_back(relative_step(next, x));                                                        // [b]
       x = next;
       confidence.push_back(std::get<0>(logits.to(torch::kFloat32).softmax(-1).max(-1)).amin(1));   // [b, L] -> [b]
       exact.push_back((predict(logits, decoding) == target).all(1));                                 // [b]

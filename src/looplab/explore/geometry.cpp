@@ -22,15 +22,9 @@ constexpr double kPi = 3.14159265358979323846;
 // project()'s domain: the quartic's terms (up to the fourth power of its root bound) stay finite.
 constexpr double kMaxCoordinate = 1e50;
 
-std::string num(double v) {  // shortest text that reads back to the same double
-  if (!std::isfinite(v)) return v > 0 ? "inf" : (v < 0 ? "-inf" : "nan");
-  if (v == 0) return "0";  // also for -0
-  char buf[40];
-  for (int precision = 6; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
+std::string num(double v) {  // shortest text that reads back to the same double; "0" for -0, "nan" for any NaN
+  if (std::isnan(v)) return "nan";
+  return v == 0 ? "0" : shortest_text(v);
 }
 
 std::string fixed(double v, int places) {
@@ -350,17 +344,8 @@ double balance(Point p, double eps) {
 
 Summary summarize(std::vector<double> v) {
   if (v.empty()) throw Error("summarize: no values");
-  const size_t n = v.size();
-  double sum = 0;
-  for (double x : v) sum += x;
-  Summary s;
-  s.mean = sum / n;
-  double ss = 0;
-  for (double x : v) ss += (x - s.mean) * (x - s.mean);
-  s.se = n > 1 ? std::sqrt(ss / (n - 1)) / std::sqrt(static_cast<double>(n)) : 0;
-  std::sort(v.begin(), v.end());
-  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  return s;
+  const MeanAndError m = mean_and_standard_error(v);
+  return {m.mean, m.standard_error, median(std::move(v))};
 }
 
 AnisotropyResult anisotropy(int64_t n, const std::vector<double>& sigmas, uint64_t seed) {
@@ -424,12 +409,12 @@ const PaperRow* paper_row(double sigma, Placement placement) {
 
 namespace {
 
-nlohmann::json summary_json(const Summary& s) { return {{"mean", s.mean}, {"se", s.se}, {"median", s.median}}; }
+nlohmann::json summary_json(const Summary& s) { return {{"mean", s.mean}, {"standard_error", s.standard_error}, {"median", s.median}}; }
 
 // Our mean against the paper's: the difference in units of the combined standard error (both are
 // means of independent samples of n draws).
 double z_score(const Summary& ours, const Summary& paper) {
-  return (ours.mean - paper.mean) / std::sqrt(ours.se * ours.se + paper.se * paper.se);
+  return (ours.mean - paper.mean) / std::sqrt(ours.standard_error * ours.standard_error + paper.standard_error * paper.standard_error);
 }
 // Our median against the paper's: relative difference (absolute when the paper's is 0).
 double median_rel(const Summary& ours, const Summary& paper) {
@@ -485,12 +470,12 @@ std::string to_csv(const AnisotropyResult& r) {
       "paper_log_range_median,paper_balance_mean,paper_balance_se,paper_balance_median\n";
   for (const AnisotropyRow& row : r.rows) {
     out += num(row.sigma) + "," + placement_name(row.placement) + "," + std::to_string(r.n);
-    for (double v : {row.log_range.mean, row.log_range.se, row.log_range.median, row.balance.mean, row.balance.se,
+    for (double v : {row.log_range.mean, row.log_range.standard_error, row.log_range.median, row.balance.mean, row.balance.standard_error,
                      row.balance.median, row.inside_fraction, row.on_axis_fraction, row.mean_distance})
       out += "," + num(v);
     const PaperRow* p = paper_row(row.sigma, row.placement);
     if (p) {
-      for (double v : {p->log_range.mean, p->log_range.se, p->log_range.median, p->balance.mean, p->balance.se,
+      for (double v : {p->log_range.mean, p->log_range.standard_error, p->log_range.median, p->balance.mean, p->balance.standard_error,
                        p->balance.median})
         out += "," + num(v);
     } else {
@@ -510,10 +495,10 @@ std::string to_text(const AnisotropyResult& r) {
       << "Medians: ours | paper | '*' when they differ by more than 5% (against 0.0000: by 0.00005).\n\n";
   char buf[256];
   auto cell_mean = [&](const Summary& o, const Summary* p) {
-    std::string s = fixed(o.mean, 4) + " (" + fixed(o.se, 4) + ")";
+    std::string s = fixed(o.mean, 4) + " (" + fixed(o.standard_error, 4) + ")";
     if (p) {
       const double z = z_score(o, *p);
-      std::snprintf(buf, sizeof buf, " | %s (%s) z=%+.1f%s", fixed(p->mean, 4).c_str(), fixed(p->se, 4).c_str(), z,
+      std::snprintf(buf, sizeof buf, " | %s (%s) z=%+.1f%s", fixed(p->mean, 4).c_str(), fixed(p->standard_error, 4).c_str(), z,
                     std::abs(z) > 3 ? "*" : "");
       s += buf;
     }

@@ -81,7 +81,7 @@ double log_range(Point p, double eps = 1e-8);  // |log((|x| + eps) / (|y| + eps)
 double balance(Point p, double eps = 1e-8);    // (min(|x|,|y|) + eps) / (max(|x|,|y|) + eps)
 
 struct Summary {
-  double mean = 0, se = 0, median = 0;  // se = sample sd (n - 1 in the variance) / sqrt(n)
+  double mean = 0, standard_error = 0, median = 0;  // util/numeric.h's mean_and_standard_error, median
 };
 Summary summarize(std::vector<double> values);  // throws looplab::Error when empty
 

@@ -148,7 +148,7 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& u, const Positions& p)
   torch::Tensor k = k_norm(qk[1]);
   torch::Tensor v = split[2];
   const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
-  const bool twice = twice_differentiable || plain_engine_scope();
+  const bool twice = plain_engine_scope();
 
   torch::Tensor out;
   if (p.window_bias.defined()) {
@@ -290,9 +290,6 @@ Positions LoopedTransformerImpl::positions(const std::vector<int64_t>& grid) con
   return p;
 }
 
-void LoopedTransformerImpl::set_twice_differentiable(bool twice) {
-  for (const auto& block : *recur_blocks) block->as<BlockImpl>()->attn->twice_differentiable = twice;
-}
 
 std::vector<torch::Tensor> LoopedTransformerImpl::recall_input(const torch::Tensor& x0) {
   std::vector<torch::Tensor> r;

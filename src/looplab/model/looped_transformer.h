@@ -90,9 +90,8 @@ struct AttentionImpl : torch::nn::Module {
   // LibTorch >= 2 runs full attention and the short sequences' masked window through
   // scaled_dot_product_attention (one operator, fused kernels), and the CPU's iteration without
   // gradient through the fused engine (model/engine/engine.h); neither can be differentiated
-  // twice. The fixed-point analysis (Jacobian-vector products by double backward) sets this, or
-  // runs inside a PlainEngine scope, to get the plain formula everywhere.
-  bool twice_differentiable = false;
+  // twice. Whoever differentiates twice (the fixed-point analysis, the Jacobian penalty) does so
+  // inside a PlainEngine scope, which both read: the plain formula everywhere.
   AtenLinear qkv{nullptr}, out_proj{nullptr};
   RMSNorm q_norm{nullptr}, k_norm{nullptr};
 };
@@ -144,8 +143,6 @@ class LoopedTransformerImpl : public torch::nn::Module {
   // exactly right. Throws looplab::Error for a model without one (ModelConfig::halt_head).
   torch::Tensor halt_logits(const torch::Tensor& state);
 
-  // See AttentionImpl::twice_differentiable.
-  void set_twice_differentiable(bool twice);
 
   // Mixed precision (runtime.h, "bf16-mixed"): every Loop of this model runs its projection,
   // iterations and head under bfloat16 autocast, its weights staying float32; the head's logits

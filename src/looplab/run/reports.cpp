@@ -1,5 +1,6 @@
 #include "looplab/run/reports.h"
 
+#include "looplab/io/json_fields.h"
 #include "looplab/io/json_file.h"
 #include "looplab/io/json_reader.h"
 
@@ -19,17 +20,8 @@ using json = nlohmann::json;
 namespace {
 
 using namespace json_reader;
-using json_reader::get;  // beside the get of Spread below
-
-void get(const json& j, const std::string& key, Spread& out) {
-  nested(key, [&] {
-    const json& s = at(j, key);
-    need_object(s);
-    get(s, "median", out.median);
-    get(s, "max", out.max);
-  });
-}
-json spread(const Spread& s) { return {{"median", s.median}, {"max", s.max}}; }
+using json_fields::read_fields;
+using json_fields::write_fields;
 
 // schema_version: absent in files from before versions (version 1).
 template <typename Report>
@@ -37,26 +29,117 @@ int read_version(const json& j) {
   return read_schema_version(j, Report::kSchemaVersion);
 }
 
+// A versioned report: its field list under the current schema_version, read under the file's.
+template <typename Report>
+void write_versioned(json& j, const Report& r) {
+  write_fields(j, r);
+  j["schema_version"] = Report::kSchemaVersion;
+}
+template <typename Report>
+void read_versioned(const json& j, Report& r) {
+  r.schema_version = read_version<Report>(j);
+  read_fields(j, r, r.schema_version);
+}
+
+json spread(const Spread& s) {
+  json j;
+  write_fields(j, s);
+  return j;
+}
+
 }  // namespace
+
+// The field lists: each report's keys and members, once (io/json_fields.h).
+namespace json_fields {
+using A = AnalysisSplitReport;
+template <> struct Fields<CurveReport> {
+  static constexpr auto list = std::make_tuple(
+      field("count", &CurveReport::count), field("positions", &CurveReport::positions),
+      field("iterations", &CurveReport::iterations), field("exact", &CurveReport::exact),
+      field("per_position", &CurveReport::per_position), field("relative_step", &CurveReport::relative_step),
+      field("unchanged", &CurveReport::unchanged));
+};
+template <> struct Fields<AcceleratedSplitReport> {
+  using R = AcceleratedSplitReport;
+  static constexpr auto list = std::make_tuple(
+      field("count", &R::count), field("positions", &R::positions), field("block_evaluations", &R::block_evaluations),
+      field("plain_block_evaluations", &R::plain_block_evaluations), field("mean_evaluations", &R::mean_evaluations),
+      field("max_evaluations", &R::max_evaluations), field("converged", &R::converged), field("rejected", &R::rejected),
+      field("exact", &R::exact), field("per_position", &R::per_position), field("seconds", &R::seconds));
+};
+template <> struct Fields<AcceleratedReport> {
+  using R = AcceleratedReport;
+  static constexpr auto list = std::make_tuple(
+      field("weights", &R::weights), field("max_iters", &R::max_iters),
+      renamed("tolerance", &R::tolerance, "early_exit", 2),  // version 1: "early_exit"
+      field("anderson", &R::anderson), field("splits", &R::splits));
+};
+template <> struct Fields<HaltRuleReport> {
+  using R = HaltRuleReport;
+  static constexpr auto list =
+      std::make_tuple(field("rule", &R::rule), field("threshold", &R::threshold), field("exact", &R::exact),
+                      field("mean_iters", &R::mean_iters), field("most_iters", &R::most_iters));
+};
+template <> struct Fields<HaltSplitReport> {
+  using R = HaltSplitReport;
+  static constexpr auto list =
+      std::make_tuple(field("count", &R::count), field("exact_at_max", &R::exact_at_max), field("rules", &R::rules));
+};
+template <> struct Fields<HaltReport> {
+  using R = HaltReport;
+  static constexpr auto list =
+      std::make_tuple(field("weights", &R::weights), field("max_iters", &R::max_iters), field("splits", &R::splits));
+};
+template <> struct Fields<Spread> {
+  static constexpr auto list = std::make_tuple(field("median", &Spread::median), field("max", &Spread::max));
+};
+template <> struct Fields<A::Convergence> {
+  using R = A::Convergence;
+  static constexpr auto list =
+      std::make_tuple(field("settle", &R::settle), field("cycle", &R::cycle), field("diverge", &R::diverge),
+                      field("wander", &R::wander), field("first_below", &R::first_below), field("final_step", &R::final_step));
+};
+template <> struct Fields<A::Accuracy> {
+  using R = A::Accuracy;
+  static constexpr auto list = std::make_tuple(field("iterations", &R::iterations), field("exact", &R::exact),
+                                               field("per_position", &R::per_position));
+};
+template <> struct Fields<A::Overthinking> {
+  using R = A::Overthinking;
+  static constexpr auto list =
+      std::make_tuple(field("training_iters", &R::training_iters),
+                      field("exact_at_training_iters", &R::exact_at_training_iters), field("best_exact", &R::best_exact),
+                      field("best_iteration", &R::best_iteration), field("exact_at_max_iters", &R::exact_at_max_iters));
+};
+// "detail" is laid out otherwise than its struct (to_json below).
+template <> struct Fields<AnalysisSplitReport> {
+  using R = AnalysisSplitReport;
+  static constexpr auto list = std::make_tuple(
+      field("count", &R::count), field("positions", &R::positions), field("max_iters", &R::max_iters),
+      field("tolerance", &R::tolerance), field("convergence", &R::convergence), field("accuracy", &R::accuracy),
+      field("overthinking", &R::overthinking), field("examples", &R::examples));
+};
+template <> struct Fields<AnalysisReport> {
+  using R = AnalysisReport;
+  static constexpr auto list = std::make_tuple(
+      field("weights", &R::weights), field("recall_spectral_radius", &R::recall_spectral_radius), field("splits", &R::splits));
+};
+template <> struct Fields<EpochMetrics> {
+  using R = EpochMetrics;
+  static constexpr auto list = std::make_tuple(
+      field("epoch", &R::epoch), field("lr", &R::lr), field("loss", &R::loss),
+      renamed("train_exact", &R::train_exact, "train_accuracy", 2),  // version 1's names
+      renamed("val_exact", &R::val_exact, "val_accuracy", 2), field("val_per_position", &R::val_per_position),
+      field("val_iters", &R::val_iters), field("seconds", &R::seconds), field("peak_rss_mib", &R::peak_rss_mib),
+      field("forward_converged", &R::forward_converged), field("adjoint_converged", &R::adjoint_converged),
+      field("jacobian", &R::jacobian), field("halt_loss", &R::halt_loss), field("halt_accuracy", &R::halt_accuracy));
+};
+}  // namespace json_fields
 
 // ---- eval.json ---------------------------------------------------------------------------
 
-void to_json(json& j, const CurveReport& r) {
-  j = {{"count", r.count},           {"positions", r.positions},         {"iterations", r.iterations},
-       {"exact", r.exact},           {"per_position", r.per_position},   {"relative_step", r.relative_step},
-       {"unchanged", r.unchanged}};
-}
-
-void from_json(const json& j, CurveReport& r) {
-  need_object(j);
-  get(j, "count", r.count);
-  get(j, "positions", r.positions);
-  get(j, "iterations", r.iterations);
-  get(j, "exact", r.exact);
-  get(j, "per_position", r.per_position);
-  get(j, "relative_step", r.relative_step);
-  get(j, "unchanged", r.unchanged);
-}
+void to_json(json& j, const CurveReport& r) { write_fields(j, r); }
+void from_json(const json& j, CurveReport& r) { read_fields(j, r); }
 
 void to_json(json& j, const EvalReport& r) {
   j = {{"schema_version", EvalReport::kSchemaVersion},
@@ -77,91 +160,19 @@ void from_json(const json& j, EvalReport& r) {
 
 // ---- eval_accelerated.json ------------------------------------------------------------------
 
-void to_json(json& j, const AcceleratedSplitReport& r) {
-  j = {{"count", r.count},
-       {"positions", r.positions},
-       {"block_evaluations", r.block_evaluations},
-       {"plain_block_evaluations", r.plain_block_evaluations},
-       {"mean_evaluations", r.mean_evaluations},
-       {"max_evaluations", r.max_evaluations},
-       {"converged", r.converged},
-       {"rejected", r.rejected},
-       {"exact", r.exact},
-       {"per_position", r.per_position},
-       {"seconds", r.seconds}};
-}
-
-void from_json(const json& j, AcceleratedSplitReport& r) {
-  need_object(j);
-  get(j, "count", r.count);
-  get(j, "positions", r.positions);
-  get(j, "block_evaluations", r.block_evaluations);
-  get(j, "plain_block_evaluations", r.plain_block_evaluations);
-  get(j, "mean_evaluations", r.mean_evaluations);
-  get(j, "max_evaluations", r.max_evaluations);
-  get(j, "converged", r.converged);
-  get(j, "rejected", r.rejected);
-  get(j, "exact", r.exact);
-  get(j, "per_position", r.per_position);
-  get(j, "seconds", r.seconds);
-}
-
-void to_json(json& j, const AcceleratedReport& r) {
-  j = {{"schema_version", AcceleratedReport::kSchemaVersion},
-       {"weights", r.weights},
-       {"max_iters", r.max_iters},
-       {"tolerance", r.tolerance},
-       {"anderson", r.anderson},
-       {"splits", r.splits}};
-}
-
-void from_json(const json& j, AcceleratedReport& r) {
-  r.schema_version = read_version<AcceleratedReport>(j);
-  get(j, "weights", r.weights);
-  get(j, "max_iters", r.max_iters);
-  get(j, r.schema_version >= 2 ? "tolerance" : "early_exit", r.tolerance);
-  get(j, "anderson", r.anderson);
-  get(j, "splits", r.splits);
-}
+void to_json(json& j, const AcceleratedSplitReport& r) { write_fields(j, r); }
+void from_json(const json& j, AcceleratedSplitReport& r) { read_fields(j, r); }
+void to_json(json& j, const AcceleratedReport& r) { write_versioned(j, r); }
+void from_json(const json& j, AcceleratedReport& r) { read_versioned(j, r); }
 
 // ---- eval_halt.json, eval_scaling.json -------------------------------------------------------
 
-void to_json(json& j, const HaltRuleReport& r) {
-  j = {{"rule", r.rule}, {"threshold", r.threshold}, {"exact", r.exact}, {"mean_iters", r.mean_iters},
-       {"most_iters", r.most_iters}};
-}
-
-void from_json(const json& j, HaltRuleReport& r) {
-  need_object(j);
-  get(j, "rule", r.rule);
-  get(j, "threshold", r.threshold);
-  get(j, "exact", r.exact);
-  get(j, "mean_iters", r.mean_iters);
-  get(j, "most_iters", r.most_iters);
-}
-
-void to_json(json& j, const HaltSplitReport& r) {
-  j = {{"count", r.count}, {"exact_at_max", r.exact_at_max}, {"rules", r.rules}};
-}
-
-void from_json(const json& j, HaltSplitReport& r) {
-  need_object(j);
-  get(j, "count", r.count);
-  get(j, "exact_at_max", r.exact_at_max);
-  get_each(j, "rules", r.rules);
-}
-
-void to_json(json& j, const HaltReport& r) {
-  j = {{"schema_version", HaltReport::kSchemaVersion}, {"weights", r.weights}, {"max_iters", r.max_iters},
-       {"splits", r.splits}};
-}
-
-void from_json(const json& j, HaltReport& r) {
-  r.schema_version = read_version<HaltReport>(j);
-  get(j, "weights", r.weights);
-  get(j, "max_iters", r.max_iters);
-  get(j, "splits", r.splits);
-}
+void to_json(json& j, const HaltRuleReport& r) { write_fields(j, r); }
+void from_json(const json& j, HaltRuleReport& r) { read_fields(j, r); }
+void to_json(json& j, const HaltSplitReport& r) { write_fields(j, r); }
+void from_json(const json& j, HaltSplitReport& r) { read_fields(j, r); }
+void to_json(json& j, const HaltReport& r) { write_versioned(j, r); }
+void from_json(const json& j, HaltReport& r) { read_versioned(j, r); }
 
 void to_json(json& j, const ScalingLevelReport& r) {
   j = {{"label", r.label}, {"size", r.size}, {"difficulty", r.difficulty}, {"result", r.result}};
@@ -254,9 +265,7 @@ void from_json(const json& j, ExampleReport& r) {
 }
 
 void to_json(json& j, const AnalysisSplitReport& r) {
-  const auto& c = r.convergence;
-  const auto& a = r.accuracy;
-  const auto& o = r.overthinking;
+  write_fields(j, r);
   const auto& d = r.detail;
   json detail = {{"count", d.count}};
   if (d.count > 0) {
@@ -272,54 +281,12 @@ void to_json(json& j, const AnalysisSplitReport& r) {
                                {"x0_vs_noise", spread(d.x0_vs_noise)},
                                {"zero_vs_noise", spread(d.zero_vs_noise)}};
   }
-  j = {{"count", r.count},
-       {"positions", r.positions},
-       {"max_iters", r.max_iters},
-       {"tolerance", r.tolerance},
-       {"convergence",
-        {{"settle", c.settle},
-         {"cycle", c.cycle},
-         {"diverge", c.diverge},
-         {"wander", c.wander},
-         {"first_below", spread(c.first_below)},
-         {"final_step", spread(c.final_step)}}},
-       {"accuracy", {{"iterations", a.iterations}, {"exact", a.exact}, {"per_position", a.per_position}}},
-       {"overthinking",
-        {{"training_iters", o.training_iters},
-         {"exact_at_training_iters", o.exact_at_training_iters},
-         {"best_exact", o.best_exact},
-         {"best_iteration", o.best_iteration},
-         {"exact_at_max_iters", o.exact_at_max_iters}}},
-       {"detail", detail},
-       {"examples", r.examples}};
+  j["detail"] = detail;
 }
 
 void from_json(const json& j, AnalysisSplitReport& r) {
-  need_object(j);
-  get(j, "count", r.count);
-  get(j, "positions", r.positions);
-  get(j, "max_iters", r.max_iters);
-  get(j, "tolerance", r.tolerance);
-  get_object(j, "convergence", [&](const json& c) {
-    get(c, "settle", r.convergence.settle);
-    get(c, "cycle", r.convergence.cycle);
-    get(c, "diverge", r.convergence.diverge);
-    get(c, "wander", r.convergence.wander);
-    get(c, "first_below", r.convergence.first_below);
-    get(c, "final_step", r.convergence.final_step);
-  });
-  get_object(j, "accuracy", [&](const json& a) {
-    get(a, "iterations", r.accuracy.iterations);
-    get(a, "exact", r.accuracy.exact);
-    get(a, "per_position", r.accuracy.per_position);
-  });
-  get_object(j, "overthinking", [&](const json& o) {
-    get(o, "training_iters", r.overthinking.training_iters);
-    get(o, "exact_at_training_iters", r.overthinking.exact_at_training_iters);
-    get(o, "best_exact", r.overthinking.best_exact);
-    get(o, "best_iteration", r.overthinking.best_iteration);
-    get(o, "exact_at_max_iters", r.overthinking.exact_at_max_iters);
-  });
+  read_fields(j, r);
+  using json_fields::read_value;
   get_object(j, "detail", [&](const json& d) {
     auto& out = r.detail;
     out = AnalysisSplitReport::Detail{};
@@ -332,88 +299,27 @@ void from_json(const json& j, AnalysisSplitReport& r) {
       get(s, "fraction_converged", out.fraction_converged);
     });
     get_object(d, "sensitivity", [&](const json& s) {
-      get(s, "norm", out.sensitivity_norm);
-      get(s, "fd_norm", out.sensitivity_fd_norm);
-      get(s, "implicit_vs_fd", out.implicit_vs_fd);
-      get(s, "implicit_vs_fd_where_radius_below_1", out.implicit_vs_fd_where_radius_below_1);
+      read_value(s, "norm", out.sensitivity_norm);
+      read_value(s, "fd_norm", out.sensitivity_fd_norm);
+      read_value(s, "implicit_vs_fd", out.implicit_vs_fd);
+      read_value(s, "implicit_vs_fd_where_radius_below_1", out.implicit_vs_fd_where_radius_below_1);
     });
     get_object(d, "init_distance", [&](const json& s) {
-      get(s, "x0_vs_zero", out.x0_vs_zero);
-      get(s, "x0_vs_noise", out.x0_vs_noise);
-      get(s, "zero_vs_noise", out.zero_vs_noise);
+      read_value(s, "x0_vs_zero", out.x0_vs_zero);
+      read_value(s, "x0_vs_noise", out.x0_vs_noise);
+      read_value(s, "zero_vs_noise", out.zero_vs_noise);
     });
   });
-  nested("examples", [&] {
-    const json& e = at(j, "examples");
-    if (!e.is_array()) throw KeyError("", "expected a list, got " + shown(e));
-    r.examples.assign(e.size(), ExampleReport{});
-    for (size_t i = 0; i < e.size(); ++i) nested(std::to_string(i), [&] { from_json(e[i], r.examples[i]); });
-  });
 }
 
-void to_json(json& j, const AnalysisReport& r) {
-  j = {{"schema_version", AnalysisReport::kSchemaVersion},
-       {"weights", r.weights},
-       {"recall_spectral_radius", r.recall_spectral_radius},
-       {"splits", r.splits}};
-}
-
-void from_json(const json& j, AnalysisReport& r) {
-  r.schema_version = read_version<AnalysisReport>(j);
-  get(j, "weights", r.weights);
-  get(j, "recall_spectral_radius", r.recall_spectral_radius);
-  get(j, "splits", r.splits);
-}
+void to_json(json& j, const AnalysisReport& r) { write_versioned(j, r); }
+void from_json(const json& j, AnalysisReport& r) { read_versioned(j, r); }
 
 // ---- metrics.jsonl ------------------------------------------------------------------------
 
-void to_json(json& j, const EpochMetrics& r) {
-  j = {{"schema_version", EpochMetrics::kSchemaVersion},
-       {"epoch", r.epoch},
-       {"lr", r.lr},
-       {"loss", r.loss},
-       {"train_exact", r.train_exact},
-       {"val_exact", r.val_exact},
-       {"val_iters", r.val_iters},
-       {"seconds", r.seconds},
-       {"peak_rss_mib", r.peak_rss_mib}};
-  if (r.val_per_position) j["val_per_position"] = *r.val_per_position;
-  if (r.forward_converged) j["forward_converged"] = *r.forward_converged;
-  if (r.adjoint_converged) j["adjoint_converged"] = *r.adjoint_converged;
-  if (r.jacobian) j["jacobian"] = *r.jacobian;
-  if (r.halt_loss) j["halt_loss"] = *r.halt_loss;
-  if (r.halt_accuracy) j["halt_accuracy"] = *r.halt_accuracy;
-}
-
-void from_json(const json& j, EpochMetrics& r) {
-  r.schema_version = read_version<EpochMetrics>(j);
-  get(j, "epoch", r.epoch);
-  get(j, "lr", r.lr);
-  get(j, "loss", r.loss);
-  const bool v1 = r.schema_version < 2;
-  get(j, v1 ? "train_accuracy" : "train_exact", r.train_exact);
-  get(j, v1 ? "val_accuracy" : "val_exact", r.val_exact);
-  r.val_per_position.reset();
-  if (j.contains("val_per_position")) {
-    double v = 0;
-    get(j, "val_per_position", v);
-    r.val_per_position = v;
-  }
-  get(j, "val_iters", r.val_iters);
-  get(j, "seconds", r.seconds);
-  get(j, "peak_rss_mib", r.peak_rss_mib);
-  for (auto [key, field] : {std::make_pair("forward_converged", &r.forward_converged),
-                            std::make_pair("adjoint_converged", &r.adjoint_converged),
-                            std::make_pair("jacobian", &r.jacobian), std::make_pair("halt_loss", &r.halt_loss),
-                            std::make_pair("halt_accuracy", &r.halt_accuracy)}) {
-    field->reset();
-    if (j.contains(key)) {
-      double v = 0;
-      get(j, key, v);
-      *field = v;
-    }
-  }
-}
+// Version 1 named the exact accuracies train_accuracy and val_accuracy (the field list's old keys).
+void to_json(json& j, const EpochMetrics& r) { write_versioned(j, r); }
+void from_json(const json& j, EpochMetrics& r) { read_versioned(j, r); }
 
 // ---- files --------------------------------------------------------------------------------
 

@@ -72,4 +72,37 @@ std::vector<EpochMetrics> RunFolder::metrics() const {
   return read_metrics(file(kMetrics));
 }
 
+RunSpec create_run_folder(const std::string& dir, RunSpec spec, int threads) {
+  spec.data = with_absolute_files(spec.data);
+  std::string target = std::filesystem::path(dir).lexically_normal().string();
+  while (target.size() > 1 && target.back() == '/') target.pop_back();
+  const bool fresh = !std::filesystem::exists(target);
+  const std::string building = fresh ? target + ".partial" : target;
+  if (fresh) {
+    std::filesystem::remove_all(building);  // left by a killed start
+    make_directories(building);
+  }
+  // A data file inside the run folder is kept relative to it, so that it travels with the folder.
+  const std::filesystem::path home = std::filesystem::absolute(target).lexically_normal();
+  for (std::string* f : {&spec.data.train_file, &spec.data.val_file, &spec.data.hard_file, &spec.data.data_file}) {
+    if (f->empty()) continue;
+    const std::filesystem::path inside = std::filesystem::path(*f).lexically_normal().lexically_relative(home);
+    if (!inside.empty() && *inside.begin() != "..") {
+      *f = inside.string();
+      spec.data.base_dir = target;
+    }
+  }
+  task(spec.data.task).prepare(spec.data, building, threads);
+  const RunFolder made(building);
+  write_file_atomic(made.file(RunFolder::kConfig), to_json(spec.model).dump(2) + "\n");
+  made.write_spec(spec);
+  if (fresh) {
+    std::error_code ec;
+    std::filesystem::rename(building, target, ec);
+    if (ec) throw Error(target + ": cannot move the new run folder into place from " + building + ": " + ec.message());
+  }
+  if (spec.data.base_dir == building) spec.data.base_dir = target;
+  return spec;
+}
+
 }  // namespace looplab

@@ -67,4 +67,13 @@ class RunFolder {
   std::string path_;
 };
 
+// Makes the folder of a new run and returns its settings as recorded: the task's data prepared in
+// it (its data pool), config.json and training.json. Data files named relative to where the
+// command ran are recorded absolute, and those inside the folder relative to it (so that they
+// travel with it). The folder appears whole: a new one is made under a temporary name beside it
+// (DIR.partial) and renamed into place, so that after a kill at any moment it is absent or holds
+// settings a resume starts from; a folder that exists already (one the user made, holding data
+// files) is filled in place, its settings last. `threads`: for preparing the data.
+RunSpec create_run_folder(const std::string& dir, RunSpec spec, int threads);
+
 }  // namespace looplab

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "looplab/util/error.h"
+#include "looplab/util/numeric.h"
 
 namespace looplab {
 
@@ -141,13 +142,7 @@ std::string to_text(const OptionValue& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
   if (const auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
   if (const auto* s = std::get_if<std::string>(&v)) return *s;
-  const double d = std::get<double>(v);
-  char buf[32];
-  for (int precision = 1; precision <= 17; ++precision) {  // the shortest that reads back exactly
-    std::snprintf(buf, sizeof buf, "%.*g", precision, d);
-    if (std::strtod(buf, nullptr) == d) break;
-  }
-  return buf;
+  return shortest_text(std::get<double>(v));
 }
 
 }  // namespace looplab

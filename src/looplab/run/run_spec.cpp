@@ -31,6 +31,16 @@ RunSpec preset_spec(const std::string& preset, const std::string& task_name, Rec
   return s;
 }
 
+GradientMethod parse_gradient_method(const std::string& name) {
+  static const std::pair<const char*, GradientMethod> names[] = {{"bptt", GradientMethod::kBptt},
+                                                                 {"one-step", GradientMethod::kOneStep},
+                                                                 {"phantom", GradientMethod::kPhantom},
+                                                                 {"implicit", GradientMethod::kImplicit}};
+  for (const auto& [n, m] : names)
+    if (name == n) return m;
+  throw OptionError("gradient", " '" + name + "': expected bptt, one-step, phantom or implicit");
+}
+
 void check(const RunSpec& s) {
   const TrainOptions& o = s.train;
   auto need = [](bool ok, const char* option, const std::string& rest) {
@@ -48,8 +58,7 @@ void check(const RunSpec& s) {
        " '" + o.dtype + "': unknown dtype (expected float32, float64, bfloat16 or float16)");
   need(o.precision == "float32" || o.precision == "bf16-mixed", "precision",
        " '" + o.precision + "': expected float32 or bf16-mixed");
-  need(o.gradient == "bptt" || o.gradient == "one-step" || o.gradient == "phantom" || o.gradient == "implicit",
-       "gradient", " '" + o.gradient + "': expected bptt, one-step, phantom or implicit");
+  parse_gradient_method(o.gradient);
   need(o.gradient == "bptt" || o.alpha == 1, "alpha", " must be 1 with --gradient " + o.gradient);
   need(o.phantom_steps >= 1, "phantom_steps", " must be >= 1");
   need(o.phantom_damping > 0 && o.phantom_damping <= 1, "phantom_damping", " must lie in (0, 1]");

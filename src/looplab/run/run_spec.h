@@ -18,6 +18,14 @@ namespace looplab {
 // e.g. 60 epochs with the cool-down at 50 in the cpu preset, the paper's batch 500 and 100
 // epochs with the cool-down at 60 in the paper preset), then the flags of run/run_options.h.
 // The initializers here are the struct's own, for code that builds one by hand (tests).
+// How the gradient is taken (TrainOptions::gradient, by name in training.json and `--gradient`).
+enum class GradientMethod { kBptt, kOneStep, kPhantom, kImplicit };
+// "bptt", "one-step", "phantom", "implicit" <-> the enum; an unknown name is an
+// OptionError("gradient", ...) listing the four.
+GradientMethod parse_gradient_method(const std::string& name);
+// phantom and implicit: the gradient at the fixed point (alpha 1, a forward solve to `tolerance`).
+inline bool at_fixed_point(GradientMethod m) { return m == GradientMethod::kPhantom || m == GradientMethod::kImplicit; }
+
 struct TrainOptions {
   std::string preset = "cpu";
   double lr = 1e-3;

@@ -47,7 +47,6 @@ struct EvalRunOptions {
   // Anderson memory (0: plain iteration). Each example runs at most `last` iterations.
   double tolerance = 0;
   int64_t anderson = 0;
-  bool accelerated() const { return tolerance > 0 || anderson > 0; }
   // Halting (eval/halting.h): --halt, the rules each example is stopped by (learned,
   // confidence, fixed-point; evaluate_run_halting); --halt-threshold, the threshold of the one
   // rule given (0: each rule's default); --scaling, the rules on the task's difficulty levels
@@ -55,6 +54,15 @@ struct EvalRunOptions {
   std::vector<std::string> halt;
   double halt_threshold = 0;
   bool scaling = false;
+};
+
+// The four evaluations `looplab eval` runs, one per call (eval_kind in stages/stages.h chooses
+// it from the flags, and names both flags where two ask for different ones).
+enum class EvalKind {
+  kCurve,        // the accuracy curve (evaluate_run): no --early-exit, --anderson, --halt, --scaling
+  kAccelerated,  // --early-exit and/or --anderson
+  kHalting,      // --halt (without --scaling)
+  kScaling,      // --scaling (--halt then chooses its rules)
 };
 
 // `looplab analyze DIR` and a sweep's [analyze].

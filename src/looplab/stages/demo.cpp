@@ -4,9 +4,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <tuple>
 
 #include "looplab/eval/evaluate.h"
 #include "looplab/run/model_folder.h"
+#include "looplab/run/reports.h"
 #include "looplab/run/run_folder.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/train/trainer.h"
@@ -70,28 +72,73 @@ Column evaluate_model(const std::string& folder, const std::string& label, int64
   return c;
 }
 
-// The paper preset's run, where it is shipped: how far its training went, then its table.
-void show_paper_run(const Demo& d, const std::string& models, int64_t val_count, int64_t hard_count, int64_t iters) {
-  const RunFolder run(models + "/" + d.paper_run.folder);
-  if (!run.has(RunFolder::kWeights)) {
-    std::printf("\n(%s: no trained model there, so the paper preset's run is not shown.)\n", run.path().c_str());
-    return;
-  }
-  const std::vector<EpochMetrics> m = run.metrics();
-  double seconds = 0;
-  for (const EpochMetrics& e : m) seconds += e.seconds;
-  const int64_t epochs = run.spec().train.epochs;
-  std::printf("\nThe paper's own prefix-sums run, trained here: %s, lr %g;\n%zu of %lld epochs, %.1f hours on 2 cores%s.\n",
-              d.paper_run.label.c_str(), run.spec().train.lr, m.size(), static_cast<long long>(epochs), seconds / 3600,
-              static_cast<int64_t>(m.size()) < epochs ? " (still in training)" : "");
-  std::printf("Its final weights (epoch %zu, as the paper reports) on %lld val and %lld hard examples (fewer: width 256 "
-              "costs 16x per iteration):\n",
-              m.size(), static_cast<long long>(val_count), static_cast<long long>(hard_count));
+// A split's exact accuracy at its last iteration and its example count in a stored evaluation
+// (scripts/paper-prefix-sums's eval-val.json and eval-hard.json); count 0 where there is none.
+std::pair<double, int64_t> stored_exact(const RunFolder& run, const std::string& split) {
+  const std::string file = run.file("eval-" + split + ".json");
+  if (!std::filesystem::exists(file)) return {0, 0};
+  const EvalReport r = read_report<EvalReport>(file);
+  const auto it = r.splits.find(split);
+  if (it == r.splits.end() || it->second.exact.empty()) return {0, 0};
+  return {100 * it->second.exact.back(), it->second.count};
+}
+
+// The paper's configuration, one folder per seed: each seed's final weights at iteration `iters`
+// on a few examples, beside its full stored evaluation, their mean and the paper's values.
+void show_paper_seeds(const Demo& d, const std::string& models, int64_t val_count, int64_t hard_count, int64_t iters) {
+  std::printf("\n%s\nEach seed's final weights (as the paper reports) at iteration %lld, here on %lld val and %lld hard "
+              "inputs (width 256 costs 16x per iteration), beside its full evaluation:\n",
+              d.paper_config.c_str(), static_cast<long long>(iters), static_cast<long long>(val_count),
+              static_cast<long long>(hard_count));
   std::fflush(stdout);
-  const Column c = evaluate_model(run.path(), "width 256 (paper preset)", val_count, hard_count, iters, d.unit, "final");
-  std::printf("\n");
-  print_table(d, {c}, iters);
-  std::printf("\n%s", d.paper_run_text.c_str());
+  struct Row {
+    std::string seed;
+    double val = 0, hard = 0, full_val = 0, full_hard = 0;
+    int64_t full_val_count = 0, full_hard_count = 0;
+  };
+  std::vector<Row> rows;
+  for (const std::string& folder : d.paper_seeds) {
+    const RunFolder run(models + "/" + folder);
+    if (!run.has(RunFolder::kWeights)) {
+      std::printf("  (%s: no trained model there, so this seed is not shown.)\n", run.path().c_str());
+      continue;
+    }
+    const Column c = evaluate_model(run.path(), folder, val_count, hard_count, iters, d.unit, "final");
+    Row r{std::to_string(run.spec().train.seed), 100 * c.val.exact[iters - 1], 100 * c.hard.exact[iters - 1]};
+    std::tie(r.full_val, r.full_val_count) = stored_exact(run, "val");
+    std::tie(r.full_hard, r.full_hard_count) = stored_exact(run, "hard");
+    rows.push_back(r);
+  }
+  if (rows.empty()) return;
+  auto full = [](double v, int64_t n) {
+    char s[32];
+    if (n > 0) std::snprintf(s, sizeof s, "%.2f%% of %lld", v, static_cast<long long>(n));
+    else std::snprintf(s, sizeof s, "not evaluated");
+    return std::string(s);
+  };
+  std::printf("\n%-10s | %9s %9s | %-18s %-18s\n", "seed", "val here", "hard here", "val, full", "hard, full");
+  double val_sum = 0, hard_sum = 0;
+  int64_t full_rows = 0;
+  for (const Row& r : rows) {
+    std::printf("%-10s | %8.1f%% %8.1f%% | %-18s %-18s\n", r.seed.c_str(), r.val, r.hard,
+                full(r.full_val, r.full_val_count).c_str(), full(r.full_hard, r.full_hard_count).c_str());
+    if (r.full_val_count > 0 && r.full_hard_count > 0) {
+      val_sum += r.full_val;
+      hard_sum += r.full_hard;
+      ++full_rows;
+    }
+  }
+  auto percent = [](double v) {
+    char s[16];
+    std::snprintf(s, sizeof s, "%.2f%%", v);
+    return std::string(s);
+  };
+  if (full_rows > 0)
+    std::printf("%-10s | %19s | %-18s %-18s\n", ("mean of " + std::to_string(full_rows)).c_str(), "",
+                percent(val_sum / full_rows).c_str(), percent(hard_sum / full_rows).c_str());
+  std::printf("%-10s | %19s | %-18s %-18s\n", "the paper", "", percent(d.paper_val).c_str(),
+              percent(d.paper_hard).c_str());
+  std::printf("\n%s", d.paper_text.c_str());
 }
 
 }  // namespace
@@ -99,7 +146,7 @@ void show_paper_run(const Demo& d, const std::string& models, int64_t val_count,
 void run_demo(const DemoOptions& o) {
   if (o.val_count < 1 || o.hard_count < 1 || o.iters < 1) throw Error("counts and --iters must be >= 1");
   if (o.paper_val_count < -1 || o.paper_hard_count < -1)
-    throw Error("--paper-val-count and --paper-hard-count must be >= 0 (0: do not show the paper's run)");
+    throw Error("--paper-val-count and --paper-hard-count must be >= 0 (0: do not show the paper's seeds)");
   const Task* t = nullptr;
   for (const Task* c : all_tasks())
     if (!t && c->demo()) t = c;
@@ -118,10 +165,10 @@ void run_demo(const DemoOptions& o) {
   std::printf("\nExact accuracy (%% of examples with every position right) after each number of iterations:\n");
   print_table(d, columns, o.iters);
   std::printf("\n%s", d.conclusion.c_str());
-  const int64_t paper_val = o.paper_val_count >= 0 ? o.paper_val_count : d.paper_run_val_count;
-  const int64_t paper_hard = o.paper_hard_count >= 0 ? o.paper_hard_count : d.paper_run_hard_count;
-  if (!d.paper_run.folder.empty() && paper_val > 0 && paper_hard > 0)
-    show_paper_run(d, o.models, paper_val, paper_hard, o.iters);
+  const int64_t paper_val = o.paper_val_count >= 0 ? o.paper_val_count : d.paper_val_count;
+  const int64_t paper_hard = o.paper_hard_count >= 0 ? o.paper_hard_count : d.paper_hard_count;
+  if (!d.paper_seeds.empty() && paper_val > 0 && paper_hard > 0)
+    show_paper_seeds(d, o.models, paper_val, paper_hard, o.iters);
   if (o.live_epochs == 0) return;
   std::printf("\n%s\n", d.live_title.c_str());
   std::fflush(stdout);

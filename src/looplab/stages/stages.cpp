@@ -98,6 +98,7 @@ void check(const EvalRunOptions& o) {
   if (o.halt_threshold < 0) throw Error("--halt-threshold must be >= 0");
   if (o.halt_threshold > 0 && o.halt.size() != 1) throw Error("--halt-threshold needs exactly one --halt rule");
   for (const std::string& rule : o.halt) parse_halt_rule(rule);
+  eval_kind(o);
 }
 
 // The rules of o.halt with their thresholds; none given: every rule the model has.
@@ -215,22 +216,38 @@ ScalingReport evaluate_run_scaling(const std::string& dir, const EvalRunOptions&
   return report;
 }
 
+EvalKind eval_kind(const EvalRunOptions& o) {
+  const char* accelerated = o.tolerance > 0 ? "--early-exit" : o.anderson > 0 ? "--anderson" : nullptr;
+  const char* stopping = o.scaling ? "--scaling" : !o.halt.empty() ? "--halt" : nullptr;
+  if (accelerated && stopping)
+    throw Error(std::string(stopping) + " and " + accelerated + " ask for two evaluations (" + stopping +
+                ": every example runs all iterations and is stopped by the halting rules; " + accelerated +
+                ": each example stops at its own convergence): run them as two evaluations");
+  if (o.scaling) return EvalKind::kScaling;
+  if (!o.halt.empty()) return EvalKind::kHalting;
+  if (accelerated) return EvalKind::kAccelerated;
+  return EvalKind::kCurve;
+}
+
 std::string run_evaluation(const std::string& dir, const EvalRunOptions& o, bool json) {
   const RunFolder run(dir);
   auto shown = [&](const auto& report, const std::string& table, const char* file) {
     return json ? nlohmann::json(report).dump(2) + "\n" : table + "wrote " + run.file(file) + "\n";
   };
-  if (o.scaling) {
-    const ScalingReport r = evaluate_run_scaling(dir, o);
-    return shown(r, to_text(r), RunFolder::kEvalScaling);
-  }
-  if (!o.halt.empty()) {
-    const HaltReport r = evaluate_run_halting(dir, o);
-    return shown(r, to_text(r, o.splits), RunFolder::kEvalHalt);
-  }
-  if (o.accelerated()) {
-    const AcceleratedReport r = evaluate_run_accelerated(dir, o);
-    return shown(r, to_text(r, o.splits), RunFolder::kEvalAccelerated);
+  switch (eval_kind(o)) {
+    case EvalKind::kScaling: {
+      const ScalingReport r = evaluate_run_scaling(dir, o);
+      return shown(r, to_text(r), RunFolder::kEvalScaling);
+    }
+    case EvalKind::kHalting: {
+      const HaltReport r = evaluate_run_halting(dir, o);
+      return shown(r, to_text(r, o.splits), RunFolder::kEvalHalt);
+    }
+    case EvalKind::kAccelerated: {
+      const AcceleratedReport r = evaluate_run_accelerated(dir, o);
+      return shown(r, to_text(r, o.splits), RunFolder::kEvalAccelerated);
+    }
+    case EvalKind::kCurve: break;
   }
   const EvalReport r = evaluate_run(dir, o);
   return shown(r, to_text(r, o.splits), RunFolder::kEval);
@@ -271,7 +288,6 @@ AnalysisReport analyze_run(const std::string& dir, const AnalyzeRunOptions& o, s
     (*m)->eval();
     for (auto& p : (*m)->parameters()) p.requires_grad_(false);
   }
-  detail->set_twice_differentiable(true);
   analysis::AnalysisOptions s = o.analysis;
   s.training_iters = run.training_iters();
   DataOptions data = run.evaluation_data();

@@ -33,8 +33,11 @@ HaltReport evaluate_run_halting(const std::string& dir, const EvalRunOptions& o)
 // DIR/eval_scaling.json.
 ScalingReport evaluate_run_scaling(const std::string& dir, const EvalRunOptions& o);
 
-// `looplab eval`: the evaluation o asks for (scaling, halting, early exit or Anderson, else
-// the curve), run and written; returns its report as JSON (`json`) or its table and the file
+// The evaluation o's flags ask for. Throws looplab::Error naming both flags where two ask for
+// different evaluations (--scaling or --halt with --early-exit or --anderson).
+EvalKind eval_kind(const EvalRunOptions& o);
+
+// `looplab eval`: the evaluation o asks for (eval_kind), run and written; returns its report as JSON (`json`) or its table and the file
 // written, as the command prints it.
 std::string run_evaluation(const std::string& dir, const EvalRunOptions& o, bool json);
 

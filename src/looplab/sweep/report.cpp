@@ -18,23 +18,15 @@
 #include "looplab/sweep/state.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
+#include "looplab/util/numeric.h"
 
 namespace looplab::sweep {
 
 namespace fs = std::filesystem;
 
 Stat stat_of(const std::vector<double>& v) {
-  Stat s;
-  s.n = static_cast<int64_t>(v.size());
-  if (v.empty()) return s;
-  for (double x : v) s.mean += x;
-  s.mean /= static_cast<double>(v.size());
-  if (v.size() > 1) {
-    double ss = 0;
-    for (double x : v) ss += (x - s.mean) * (x - s.mean);
-    s.standard_error = std::sqrt(ss / static_cast<double>(v.size() - 1)) / std::sqrt(static_cast<double>(v.size()));
-  }
-  return s;
+  const MeanAndError m = mean_and_standard_error(v);
+  return {static_cast<int64_t>(v.size()), m.mean, m.standard_error};
 }
 
 namespace {

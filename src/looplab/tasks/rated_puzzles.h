@@ -10,6 +10,7 @@
 
 #include "looplab/tasks/task.h"
 #include "looplab/util/error.h"
+#include "looplab/util/numeric.h"
 #include "looplab/util/random.h"
 
 namespace looplab {
@@ -82,9 +83,7 @@ inline std::vector<RatedLevel> rated_levels(const std::vector<int64_t>& ratings,
         rated.push_back(ratings[i]);
       }
     if (rated.empty()) continue;
-    std::sort(rated.begin(), rated.end());
-    const size_t n = rated.size();
-    level.median = n % 2 ? static_cast<double>(rated[n / 2]) : 0.5 * static_cast<double>(rated[n / 2 - 1] + rated[n / 2]);
+    level.median = median(std::move(rated));
     levels.push_back(std::move(level));
   }
   return levels;

@@ -131,12 +131,16 @@ struct Demo {
   // 5e-4 since the released recipe (2026-12-03): its warm-up reaches the full rate at epoch 9,
   // where 1e-3 collapsed the run to chance (0.0% val from epoch 11 on, docs/presets.md).
   double live_lr = 5e-4;
-  // The paper preset's own run trained here, shown after the contrast where its folder is
-  // there (empty folder: none). Width 256 costs about 16x the contenders' per iteration, so it
-  // runs on fewer examples, chosen to keep the demo's evaluation within 3 minutes on 2 cores.
-  Contender paper_run{};
-  std::string paper_run_text{};  // printed after its table
-  int64_t paper_run_val_count = 0, paper_run_hard_count = 0;
+  // The paper's own configuration trained here, one folder per seed (under the demo's models
+  // folder; none: not shown), shown after the contrast: each seed's final weights at the last
+  // iteration on a few examples, beside the folder's full evaluation (eval-val.json and
+  // eval-hard.json, scripts/paper-prefix-sums) and the paper's values. Width 256 costs about 16x
+  // the contenders' per iteration: the counts keep it near a minute on 2 cores.
+  std::string paper_config{};                 // what the seeds are, printed first
+  std::vector<std::string> paper_seeds{};     // their folders
+  double paper_val = 0, paper_hard = 0;       // the paper's values for it (%)
+  std::string paper_text{};                   // printed after the table
+  int64_t paper_val_count = 0, paper_hard_count = 0;
 };
 
 // A difficulty level of a task (`looplab eval --scaling`): its examples and what sets them apart.

@@ -18,12 +18,8 @@ torch::Tensor jacobian_estimate(const Loop& loop, const torch::Tensor& state, co
 
 double jacobian_backward(LoopedTransformerImpl& model, const torch::Tensor& input, const torch::Tensor& state,
                          const torch::Tensor& v, double weight) {
-  struct Twice {  // the attention's own backward is not differentiable again
-    LoopedTransformerImpl& m;
-    explicit Twice(LoopedTransformerImpl& model) : m(model) { m.set_twice_differentiable(true); }
-    ~Twice() { m.set_twice_differentiable(false); }
-  } twice(model);
-  // Nor are the fused engine's (its block, and its bf16-mixed Linear layers): the plain formulas.
+  // Neither scaled_dot_product_attention's backward nor the fused engine's (its block, and its
+  // bf16-mixed Linear layers) is differentiable again: the plain formulas.
   const PlainEngine plain;
   const Loop loop(model, input);  // x0 and Wh x0 in the graph: the penalty reaches them too
   const torch::Tensor penalty = jacobian_estimate(loop, state, v, /*create_graph=*/true).mean();

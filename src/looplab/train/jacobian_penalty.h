@@ -17,7 +17,7 @@ namespace looplab {
 torch::Tensor jacobian_estimate(const Loop& loop, const torch::Tensor& state, const torch::Tensor& v, bool create_graph);
 
 // Backpropagates weight * mean_b(estimate) into the parameters' .grad (accumulating) and
-// returns the mean estimate. The model's attention is made twice differentiable for the call.
+// returns the mean estimate. The call runs inside a PlainEngine scope (twice differentiable).
 double jacobian_backward(LoopedTransformerImpl& model, const torch::Tensor& input, const torch::Tensor& state,
                          const torch::Tensor& v, double weight);
 

@@ -1,4 +1,5 @@
 #include "looplab/train/progressive_loss.h"
+#include "looplab/model/relative_step.h"
 
 namespace looplab {
 
@@ -65,14 +66,6 @@ LossResult progressive_backward(LoopedTransformerImpl& model, const torch::Tenso
   return {loss.item<double>(), logits.detach(), last};
 }
 
-namespace {
-
-double relative_step(const torch::Tensor& next, const torch::Tensor& x) {
-  return ((next - x).norm() / x.norm().clamp_min(1e-30)).item<double>();
-}
-
-}  // namespace
-
 LossResult fixed_point_backward(LoopedTransformerImpl& model, const torch::Tensor& input, const torch::Tensor& target,
                                 const FixedPointGradient& o, double weight, FixedPointStats* stats) {
   FixedPointStats local;
@@ -84,17 +77,11 @@ LossResult fixed_point_backward(LoopedTransformerImpl& model, const torch::Tenso
   torch::Tensor x;
   {
     torch::NoGradGuard no_grad;
-    x = loop.x0().detach();
-    while (st.forward_iters < o.max_iters) {
-      const torch::Tensor next = loop.step(x);
-      ++st.forward_iters;
-      const double step = relative_step(next, x);
-      x = next;
-      if (step < o.tolerance) {
-        st.forward_converged = true;
-        break;
-      }
-    }
+    const StillResult forward =
+        solve_until_still(loop.x0().detach(), o.max_iters, o.tolerance, [&](const torch::Tensor& s) { return loop.step(s); });
+    x = forward.x;
+    st.forward_iters = forward.iters;
+    st.forward_converged = forward.still;
   }
 
   if (!o.implicit) {  // phantom: damped steps with gradient from x*
@@ -116,17 +103,12 @@ LossResult fixed_point_backward(LoopedTransformerImpl& model, const torch::Tenso
   // One iteration at x* with its graph: J^T u by vector-Jacobian products, then u into the
   // parameters (and through Wh x0 into the projection).
   const torch::Tensor y = loop.step(xs);
-  torch::Tensor u = g;
-  while (st.adjoint_iters < o.max_iters) {
-    const torch::Tensor next = g + torch::autograd::grad({y}, {xs}, {u}, /*retain_graph=*/true)[0];
-    ++st.adjoint_iters;
-    const double step = relative_step(next, u);
-    u = next;
-    if (step < o.tolerance) {
-      st.adjoint_converged = true;
-      break;
-    }
-  }
+  const StillResult adjoint = solve_until_still(g, o.max_iters, o.tolerance, [&](const torch::Tensor& u) {
+    return g + torch::autograd::grad({y}, {xs}, {u}, /*retain_graph=*/true)[0];
+  });
+  const torch::Tensor u = adjoint.x;
+  st.adjoint_iters = adjoint.iters;
+  st.adjoint_converged = adjoint.still;
   torch::autograd::backward({y}, {u});
   return {loss.item<double>(), logits.detach(), x};
 }

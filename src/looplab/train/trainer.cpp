@@ -3,37 +3,30 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <chrono>
-#include <limits>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <iostream>
-#include <nlohmann/json.hpp>
 #include <functional>
+#include <limits>
 #include <optional>
-#include <sstream>
 
 #include "looplab/eval/evaluate.h"
-#include "looplab/run/run_folder.h"
-#include "looplab/tasks/registry.h"
-#include "looplab/util/progress.h"
-#include "looplab/util/system.h"
-#include "looplab/io/atomic_file.h"
-#include "looplab/io/tensor_io.h"
+#include "looplab/run/checkpoint.h"
 #include "looplab/run/model_folder.h"
+#include "looplab/run/run_folder.h"
 #include "looplab/runtime.h"
+#include "looplab/tasks/registry.h"
 #include "looplab/train/adamw.h"
 #include "looplab/train/halt_loss.h"
 #include "looplab/train/jacobian_penalty.h"
-#include "looplab/train/weight_average.h"
 #include "looplab/train/progressive_loss.h"
 #include "looplab/train/schedule.h"
+#include "looplab/train/weight_average.h"
 #include "looplab/util/error.h"
+#include "looplab/util/progress.h"
 #include "looplab/util/random.h"
+#include "looplab/util/system.h"
 
 namespace looplab {
-
-using json = nlohmann::json;
 
 namespace {
 
@@ -42,42 +35,20 @@ AdamW make_optimizer(LoopedTransformerImpl& model, const RunSpec& spec) {
   return AdamW(model.named_parameters(), {0.9, 0.999, 1e-8, spec.train.weight_decay, model.device().is_cuda()});
 }
 
-struct Checkpoint {
-  int64_t epochs_done = 0;
-  std::string rng_state;
-  // The best epoch by val exact accuracy, ties broken by per-position accuracy (a task whose
-  // exact accuracy stays 0 for a while keeps its best model).
-  double best_val = -1, best_val_position = -1;
-  int64_t best_epoch = -1;
-};
-
-// The checkpoint holds the trained weights ("model."), AdamW's state ("adamw.") and, with --ema,
-// the weight average ("ema.").
-void save_checkpoint(const std::string& dir, LoopedTransformerImpl& model, const AdamW& optimizer,
-                     const WeightAverage* ema, const Checkpoint& c) {
-  std::map<std::string, torch::Tensor> tensors;
-  for (const auto& item : model.named_parameters()) tensors["model." + item.key()] = item.value();
-  for (const auto& [name, t] : optimizer.state()) tensors["adamw." + name] = t;
-  if (ema)
-    for (const auto& [name, t] : ema->named()) tensors["ema." + name] = t;
-  write_tensors(RunFolder(dir).file(RunFolder::kCheckpoint), tensors,
-                {{"epochs_done", std::to_string(c.epochs_done)},
-                 {"rng", c.rng_state},
-                 {"best_val", json(c.best_val).dump()},
-                 {"best_val_position", json(c.best_val_position).dump()},
-                 {"best_epoch", std::to_string(c.best_epoch)}});
+// The checkpoint's groups (run/checkpoint.h): the trained weights, AdamW's state and, with
+// --ema, the weight average.
+void save_checkpoint(const RunFolder& run, LoopedTransformerImpl& model, const AdamW& optimizer,
+                     const WeightAverage* ema, Checkpoint c) {
+  for (const auto& item : model.named_parameters()) c.groups["model"][item.key()] = item.value();
+  c.groups["adamw"] = optimizer.state();
+  if (ema) c.groups["ema"] = ema->named();
+  write_checkpoint(run, c);
 }
 
-Checkpoint load_checkpoint(const std::string& dir, LoopedTransformerImpl& model, AdamW& optimizer, WeightAverage* ema) {
-  const std::string path = RunFolder(dir).file(RunFolder::kCheckpoint);
-  std::map<std::string, std::string> meta;
-  const TensorMap records = read_safetensors(path, &meta);
-  std::map<std::string, torch::Tensor> weights, state, average;
-  for (const auto& [name, r] : records) {
-    if (name.rfind("model.", 0) == 0) weights[name.substr(6)] = tensor_from_record(r);
-    else if (name.rfind("adamw.", 0) == 0) state[name.substr(6)] = tensor_from_record(r);
-    else if (name.rfind("ema.", 0) == 0) average[name.substr(4)] = tensor_from_record(r);
-  }
+Checkpoint load_checkpoint(const RunFolder& run, LoopedTransformerImpl& model, AdamW& optimizer, WeightAverage* ema) {
+  Checkpoint c = read_checkpoint(run);
+  const std::string path = run.file(RunFolder::kCheckpoint);
+  const auto& weights = c.groups["model"];
   torch::NoGradGuard no_grad;
   for (auto& item : model.named_parameters()) {
     auto it = weights.find(item.key());
@@ -85,29 +56,145 @@ Checkpoint load_checkpoint(const std::string& dir, LoopedTransformerImpl& model,
       throw Error(path + ": weights for '" + item.key() + "' are missing or misshapen");
     item.value().copy_(it->second);
   }
-  optimizer.load_state(state, path);
-  if (ema) ema->load(average, path);
-  Checkpoint c;
-  try {
-    c.epochs_done = std::stoll(meta.at("epochs_done"));
-    c.rng_state = meta.at("rng");
-    c.best_val = json::parse(meta.at("best_val")).get<double>();
-    if (meta.count("best_val_position")) c.best_val_position = json::parse(meta.at("best_val_position")).get<double>();
-    c.best_epoch = std::stoll(meta.at("best_epoch"));
-  } catch (const std::exception&) {
-    throw Error(path + ": checkpoint metadata is missing or corrupt");
-  }
+  optimizer.load_state(c.groups["adamw"], path);
+  if (ema) ema->load(c.groups["ema"], path);
+  c.groups.clear();
   return c;
 }
 
 // One Gaussian projection per example for the Jacobian penalty, [rows of this rank, L, d]: the
 // whole batch's from a seed drawn from the run's generator (so a resumed run draws the same),
 // this rank's rows of it (so data parallelism gives the same penalty as one process).
-torch::Tensor projections(Random& rng, int64_t batch_rows, int64_t first, int64_t rows, const torch::Tensor& like) {
+// `input`: this rank's rows [rows, L, ...]; the state is [rows, L, width] in the model's dtype.
+torch::Tensor projections(Random& rng, int64_t batch_rows, int64_t first, int64_t rows, const torch::Tensor& input,
+                          const LoopedTransformerImpl& model) {
   const uint64_t seed = static_cast<uint64_t>(rng.uniform_int(0, std::numeric_limits<int64_t>::max()));
   at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
-  const torch::Tensor v = at::randn({batch_rows, like.size(1), like.size(2)}, generator, torch::kFloat32);
-  return v.narrow(0, first, rows).to(like.device(), like.scalar_type());
+  const torch::Tensor v = at::randn({batch_rows, input.size(1), model.config().width}, generator, torch::kFloat32);
+  return v.narrow(0, first, rows).to(model.device(), model.dtype());
+}
+
+// What one batch adds to its epoch's figures, summed over the ranks (each rank's part weighted
+// by its share of the batch): the same on every rank after the all-reduce.
+struct BatchFigures {
+  double loss = 0, right = 0, jacobian = 0, halt_loss = 0, halt_accuracy = 0;
+  // Averages the gradients of `params` over the ranks and sums these figures with them (one
+  // collective); `share`: this rank's part of the batch.
+  void all_reduce(Ranks& ranks, const std::vector<torch::Tensor>& params, double share) {
+    std::vector<double> v{share * loss, right, share * jacobian, share * halt_loss, share * halt_accuracy};
+    ranks.sum_gradients(params, share, v);
+    loss = v[0], right = v[1], jacobian = v[2], halt_loss = v[3], halt_accuracy = v[4];
+  }
+};
+
+// An epoch's figures as its batches add up.
+struct EpochFigures {
+  double loss = 0, jacobian = 0, halt_loss = 0, halt_accuracy = 0;
+  int64_t right = 0;
+  int64_t forward_converged = 0, adjoint_converged = 0;  // batches whose solves converged (this rank's)
+  void add(const BatchFigures& b) {
+    loss += b.loss, jacobian += b.jacobian, halt_loss += b.halt_loss, halt_accuracy += b.halt_accuracy;
+    right += std::llround(b.right);
+  }
+};
+
+// The val split's accuracy at T iterations: each rank counts its part, the sums give every rank
+// the same figures.
+Accuracy val_accuracy(LoopedTransformerImpl& model, const Split& val, int64_t T, int64_t batch, Ranks& ranks) {
+  const auto [lo, hi] = ranks.part(0, val.size());
+  const RightCounts mine = count_right(model, val, T, batch, lo, hi);
+  std::vector<double> c{static_cast<double>(mine.examples), static_cast<double>(mine.exact),
+                        static_cast<double>(mine.positions), static_cast<double>(mine.positions_right)};
+  ranks.sum(c);
+  return RightCounts{std::llround(c[0]), std::llround(c[1]), std::llround(c[2]), std::llround(c[3])}.accuracy();
+}
+
+// The epoch's line of metrics.jsonl.
+EpochMetrics epoch_line(int64_t epoch, double lr, const EpochFigures& f, int64_t batches, int64_t examples,
+                        const Accuracy& val, int64_t T, GradientMethod method, const TrainOptions& o, bool halt_head,
+                        double seconds) {
+  EpochMetrics line;
+  line.epoch = epoch;
+  line.lr = lr;
+  line.loss = f.loss / batches;
+  line.train_exact = static_cast<double>(f.right) / examples;
+  line.val_exact = val.exact;
+  line.val_per_position = val.per_position;
+  if (at_fixed_point(method)) line.forward_converged = static_cast<double>(f.forward_converged) / batches;
+  if (method == GradientMethod::kImplicit) line.adjoint_converged = static_cast<double>(f.adjoint_converged) / batches;
+  if (o.jacobian_weight > 0) line.jacobian = f.jacobian / batches;
+  if (halt_head) line.halt_loss = f.halt_loss / batches, line.halt_accuracy = f.halt_accuracy / batches;
+  line.val_iters = T;
+  line.seconds = seconds;
+  line.peak_rss_mib = peak_rss_mib();
+  return line;
+}
+
+void print_start(const RunSpec& spec, int64_t examples, int64_t batches, int64_t first_epoch, const Ranks& ranks) {
+  const TrainOptions& o = spec.train;
+  std::printf("training %s: %s recall, %s norm, width %lld; %lld examples, %lld batches of %lld; epochs %lld..%lld\n",
+              spec.model.task.c_str(), to_string(spec.model.recall).c_str(), to_string(spec.model.norm).c_str(),
+              static_cast<long long>(spec.model.width), static_cast<long long>(examples),
+              static_cast<long long>(batches), static_cast<long long>(o.batch), static_cast<long long>(first_epoch),
+              static_cast<long long>(o.epochs));
+  if (ranks.size() > 1)
+    std::printf("data-parallel on %d ranks (%s), each with about %lld of every batch and %d thread(s)\n", ranks.size(),
+                ranks.backend().c_str(), static_cast<long long>(o.batch / ranks.size()), torch::get_num_threads());
+  std::fflush(stdout);
+}
+
+void print_epoch(const EpochMetrics& line, const TrainOptions& o) {
+  std::printf(
+      "epoch %3lld/%lld  lr %.2e  loss %.4f  train %5.1f%%  val %5.1f%% (positions %5.1f%%, T=%lld)  %.1f s  peak %.0f MiB\n",
+      static_cast<long long>(line.epoch + 1), static_cast<long long>(o.epochs), line.lr, line.loss,
+      100.0 * line.train_exact, 100.0 * line.val_exact, 100.0 * *line.val_per_position,
+      static_cast<long long>(line.val_iters), line.seconds, line.peak_rss_mib);
+  if (line.forward_converged)
+    std::printf("           %s: forward solves converged in %.0f%% of the batches%s\n", o.gradient.c_str(),
+                100.0 * *line.forward_converged,
+                line.adjoint_converged ? (", adjoint solves in " + std::to_string(std::lround(100 * *line.adjoint_converged)) + "%").c_str() : "");
+  if (line.halt_loss)
+    std::printf("           halting head: loss %.4f, right about the answer for %.1f%% of the examples\n", *line.halt_loss,
+                100.0 * *line.halt_accuracy);
+  if (line.jacobian) std::printf("           jacobian penalty: ||df/dx||_F^2 / (L d) %.4g on average\n", *line.jacobian);
+  std::fflush(stdout);
+}
+
+// Everything of one step but AdamW's update: the loss by the chosen gradient method, the
+// penalty and the halting head, backward into `model`'s gradients (this rank's part, weighted
+// `share`); the figures before the all-reduce.
+BatchFigures batch_backward(LoopedTransformerImpl& model, const TrainOptions& o, GradientMethod method,
+                            const FixedPointGradient& fixed_point, const torch::Tensor& input, const torch::Tensor& target,
+                            int64_t T, int64_t n, int64_t k, double share, const torch::Tensor& projection,
+                            EpochFigures& epoch) {
+  BatchFigures f;
+  torch::Tensor logits, loss_state;  // loss_state: where the loss was read, for the Jacobian penalty
+  if (at_fixed_point(method)) {  // alpha is 1
+    FixedPointStats st;
+    const LossResult r = fixed_point_backward(model, input, target, fixed_point, 1.0, &st);
+    f.loss = r.loss, logits = r.logits, loss_state = r.state;
+    epoch.forward_converged += st.forward_converged;
+    epoch.adjoint_converged += st.adjoint_converged;
+  } else if (o.alpha > 0) {
+    // one-step: the same n + k iterations, the gradient through the last only.
+    const LossResult r = method == GradientMethod::kOneStep
+                             ? progressive_backward(model, input, target, n + k - 1, 1, o.alpha, o.recompute)
+                             : progressive_backward(model, input, target, n, k, o.alpha, o.recompute);
+    f.loss += o.alpha * r.loss;
+    logits = r.logits, loss_state = r.state;
+  }
+  if (o.alpha < 1) {
+    const LossResult r = progressive_backward(model, input, target, 0, T, 1 - o.alpha, o.recompute);
+    f.loss += (1 - o.alpha) * r.loss;
+    if (!logits.defined()) logits = r.logits, loss_state = r.state;
+  }
+  if (o.jacobian_weight > 0) f.jacobian = jacobian_backward(model, input, loss_state, projection, o.jacobian_weight);
+  if (model.config().halt_head) {
+    const HaltLoss halt = halt_backward(model, loss_state, (predict(logits, model) == target).all(1), o.halt_weight);
+    f.halt_loss = halt.loss, f.halt_accuracy = halt.accuracy;
+  }
+  f.right = share > 0 ? (predict(logits, model) == target).all(1).sum().item<double>() : 0.0;
+  return f;
 }
 
 void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerImpl& model, AdamW& optimizer,
@@ -116,6 +203,7 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
   // peak at what is alive at once (runtime.h).
   if (spec.train.recompute) configure_allocator(AllocatorPolicy::kFootprint);
   const TrainOptions& o = spec.train;
+  const GradientMethod method = parse_gradient_method(o.gradient);
   const bool fixed = spec.model.recall == Recall::kFixed;
   const int64_t T = fixed ? 1 : o.training_iters;  // the fixed baseline trains with one pass
   const Split train_split = load_split(spec.data, "train");
@@ -128,38 +216,21 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
   const int64_t n_examples = train_split.size();
   const int64_t batches = (n_examples + o.batch - 1) / o.batch;
   const bool leader = ranks.leader();  // the one rank that writes and prints
-  if (leader) {
-    std::printf("training %s: %s recall, %s norm, width %lld; %lld examples, %lld batches of %lld; epochs %lld..%lld\n",
-                spec.model.task.c_str(), to_string(spec.model.recall).c_str(), to_string(spec.model.norm).c_str(),
-                static_cast<long long>(spec.model.width), static_cast<long long>(n_examples),
-                static_cast<long long>(batches), static_cast<long long>(o.batch),
-                static_cast<long long>(state.epochs_done + 1), static_cast<long long>(o.epochs));
-    if (ranks.size() > 1)
-      std::printf("data-parallel on %d ranks (%s), each with about %lld of every batch and %d thread(s)\n", ranks.size(),
-                  ranks.backend().c_str(), static_cast<long long>(o.batch / ranks.size()), torch::get_num_threads());
-    std::fflush(stdout);
-  }
+  if (leader) print_start(spec, n_examples, batches, state.epochs_done + 1, ranks);
   auto params = model.parameters();
+  FixedPointGradient fixed_point;  // phantom and implicit
+  fixed_point.implicit = method == GradientMethod::kImplicit;
+  fixed_point.max_iters = T;
+  fixed_point.tolerance = o.tolerance;
+  fixed_point.phantom_steps = o.phantom_steps;
+  fixed_point.phantom_damping = o.phantom_damping;
 
-  // --gradient (TrainOptions::gradient): phantom and implicit take the gradient at the fixed point.
-  const bool fixed_point = o.gradient == "phantom" || o.gradient == "implicit";
-  FixedPointGradient fixed_point_options;
-  fixed_point_options.implicit = o.gradient == "implicit";
-  fixed_point_options.max_iters = T;
-  fixed_point_options.tolerance = o.tolerance;
-  fixed_point_options.phantom_steps = o.phantom_steps;
-  fixed_point_options.phantom_damping = o.phantom_damping;
   for (int64_t epoch = state.epochs_done; epoch < o.epochs; ++epoch) {
     const auto start = std::chrono::steady_clock::now();
-    int64_t forward_converged = 0, adjoint_converged = 0;  // batches, this rank's
-    double jacobian_sum = 0;                                // the whole batches' penalties
-    double halt_loss_sum = 0, halt_accuracy_sum = 0;        // and halting heads' loss and accuracy
-    const bool halt_head = model.config().halt_head;
     const double lr = learning_rate(o.lr, epoch, o.cooldown_epoch);
     model.train();
     const std::vector<int64_t> order = rng.permutation(n_examples);
-    double loss_sum = 0;
-    int64_t right = 0;
+    EpochFigures figures;
     std::optional<Progress> progress;
     if (leader) progress.emplace("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(o.epochs), Progress::Log::kNone);
     for (int64_t b = 0; b < batches; ++b) {
@@ -177,53 +248,22 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
       const int64_t n = fixed ? 0 : rng.uniform_int(0, T - 1);
       const int64_t k = fixed ? 1 : rng.uniform_int(1, T - n);
       optimizer.zero_grad();
-      double loss = 0;
-      torch::Tensor logits, loss_state;  // loss_state: where the loss was read, for the Jacobian penalty
-      if (fixed_point) {  // phantom or implicit (alpha is 1)
-        FixedPointStats st;
-        const LossResult r = fixed_point_backward(model, input, target, fixed_point_options, 1.0, &st);
-        loss = r.loss, logits = r.logits, loss_state = r.state;
-        forward_converged += st.forward_converged;
-        adjoint_converged += st.adjoint_converged;
-      } else if (o.alpha > 0) {
-        // one-step: the same n + k iterations, the gradient through the last only.
-        const LossResult r = o.gradient == "one-step"
-                                 ? progressive_backward(model, input, target, n + k - 1, 1, o.alpha, o.recompute)
-                                 : progressive_backward(model, input, target, n, k, o.alpha, o.recompute);
-        loss += o.alpha * r.loss;
-        logits = r.logits, loss_state = r.state;
-      }
-      if (o.alpha < 1) {
-        const LossResult r = progressive_backward(model, input, target, 0, T, 1 - o.alpha, o.recompute);
-        loss += (1 - o.alpha) * r.loss;
-        if (!logits.defined()) logits = r.logits, loss_state = r.state;
-      }
-      double jacobian = 0;
-      if (o.jacobian_weight > 0) {
-        const torch::Tensor v = projections(rng, batch_hi - batch_lo, lo - batch_lo, hi - lo, loss_state);
-        jacobian = jacobian_backward(model, input, loss_state, v, o.jacobian_weight);
-      }
-      HaltLoss halt;
-      if (halt_head)
-        halt = halt_backward(model, loss_state, (predict(logits, model) == target).all(1), o.halt_weight);
-      const double batch_right = share > 0 ? (predict(logits, model) == target).all(1).sum().item<double>() : 0.0;
-      // The whole batch's mean gradient, loss and right answers, the same on every rank.
-      std::vector<double> sums{share * loss, batch_right, share * jacobian, share * halt.loss, share * halt.accuracy};
-      ranks.sum_gradients(params, share, sums);
-      loss = sums[0];
-      jacobian_sum += sums[2];
-      halt_loss_sum += sums[3], halt_accuracy_sum += sums[4];
-      if (!std::isfinite(loss))
+      // The penalty's projections: drawn after n and k, as the run's generator always drew them.
+      BatchFigures f = batch_backward(model, o, method, fixed_point, input, target, T, n, k, share,
+                                      o.jacobian_weight > 0 ? projections(rng, batch_hi - batch_lo, lo - batch_lo, hi - lo, input, model)
+                                                            : torch::Tensor(),
+                                      figures);
+      f.all_reduce(ranks, params, share);
+      if (!std::isfinite(f.loss))
         throw Error("training diverged: non-finite loss in epoch " + std::to_string(epoch) + ", batch " +
                     std::to_string(b) + " (the run folder keeps the last good epoch)");
       torch::nn::utils::clip_grad_norm_(params, o.clip);
       optimizer.step(lr);
       if (ema) ema->update();
-      loss_sum += loss;
-      right += std::llround(sums[1]);
+      figures.add(f);
       if (progress) {
         char note[32];
-        std::snprintf(note, sizeof note, "loss %.4f", loss_sum / (b + 1));
+        std::snprintf(note, sizeof note, "loss %.4f", figures.loss / (b + 1));
         (*progress)(b + 1, batches, note);
       }
     }
@@ -232,39 +272,19 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
     // With --ema the model holds the weight average from here to the files written below: val
     // accuracy, best.safetensors and model.safetensors are the average's.
     if (ema) ema->swap();
-    // Each rank counts its part of the val split; the sums give every rank the same accuracy.
-    const auto [val_lo, val_hi] = ranks.part(0, val_split.size());
-    const RightCounts mine = count_right(model, val_split, T, o.eval_batch, val_lo, val_hi);
-    std::vector<double> counts{static_cast<double>(mine.examples), static_cast<double>(mine.exact),
-                               static_cast<double>(mine.positions), static_cast<double>(mine.positions_right)};
-    ranks.sum(counts);
-    const Accuracy val_accuracy =
-        RightCounts{std::llround(counts[0]), std::llround(counts[1]), std::llround(counts[2]), std::llround(counts[3])}.accuracy();
-    const double val = val_accuracy.exact;
+    const Accuracy val = val_accuracy(model, val_split, T, o.eval_batch, ranks);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const EpochMetrics line =
+        epoch_line(epoch, lr, figures, batches, n_examples, val, T, method, o, model.config().halt_head, seconds);
 
     // Write order keeps a kill safe: the best weights, the metrics, the latest weights, and
     // last the checkpoint that says this epoch is done (a kill before it redoes the epoch).
-    if (val > state.best_val || (val == state.best_val && val_accuracy.per_position > state.best_val_position)) {
-      state.best_val = val;
-      state.best_val_position = val_accuracy.per_position;
+    if (val.exact > state.best_val || (val.exact == state.best_val && val.per_position > state.best_val_position)) {
+      state.best_val = val.exact;
+      state.best_val_position = val.per_position;
       state.best_epoch = epoch;
       if (leader) save_model(dir, model, RunFolder::kBest);
     }
-    EpochMetrics line;
-    line.epoch = epoch;
-    line.lr = lr;
-    line.loss = loss_sum / batches;
-    line.train_exact = static_cast<double>(right) / n_examples;
-    line.val_exact = val;
-    line.val_per_position = val_accuracy.per_position;
-    if (fixed_point) line.forward_converged = static_cast<double>(forward_converged) / batches;
-    if (o.gradient == "implicit") line.adjoint_converged = static_cast<double>(adjoint_converged) / batches;
-    if (o.jacobian_weight > 0) line.jacobian = jacobian_sum / batches;
-    if (halt_head) line.halt_loss = halt_loss_sum / batches, line.halt_accuracy = halt_accuracy_sum / batches;
-    line.val_iters = T;
-    line.seconds = seconds;
-    line.peak_rss_mib = peak_rss_mib();
     metrics.push_back(line);
     state.epochs_done = epoch + 1;
     state.rng_state = rng.state();
@@ -277,21 +297,8 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
       if (leader) save_model(dir, model, RunFolder::kRaw);
     }
     if (!leader) continue;
-    save_checkpoint(dir, model, optimizer, ema, state);
-    std::printf(
-        "epoch %3lld/%lld  lr %.2e  loss %.4f  train %5.1f%%  val %5.1f%% (positions %5.1f%%, T=%lld)  %.1f s  peak %.0f MiB\n",
-        static_cast<long long>(epoch + 1), static_cast<long long>(o.epochs), lr, loss_sum / batches,
-        100.0 * right / n_examples, 100.0 * val, 100.0 * val_accuracy.per_position, static_cast<long long>(T), seconds,
-        peak_rss_mib());
-    if (fixed_point)
-      std::printf("           %s: forward solves converged in %.0f%% of the batches%s\n", o.gradient.c_str(),
-                  100.0 * *line.forward_converged,
-                  line.adjoint_converged ? (", adjoint solves in " + std::to_string(std::lround(100 * *line.adjoint_converged)) + "%").c_str() : "");
-    if (line.halt_loss)
-      std::printf("           halting head: loss %.4f, right about the answer for %.1f%% of the examples\n", *line.halt_loss,
-                  100.0 * *line.halt_accuracy);
-    if (line.jacobian) std::printf("           jacobian penalty: ||df/dx||_F^2 / (L d) %.4g on average\n", *line.jacobian);
-    std::fflush(stdout);
+    save_checkpoint(run, model, optimizer, ema, state);
+    print_epoch(line, o);
   }
   if (leader)
     std::printf("best val %.1f%% at epoch %lld; run folder %s\n", 100.0 * state.best_val,
@@ -317,7 +324,7 @@ void train_from(const std::string& dir, const RunSpec& spec, torch::Device devic
   if (spec.train.ema > 0) ema.emplace(*model, spec.train.ema);
   Checkpoint c;
   if (from_checkpoint) {
-    c = load_checkpoint(dir, *model, optimizer, ema ? &*ema : nullptr);
+    c = load_checkpoint(RunFolder(dir), *model, optimizer, ema ? &*ema : nullptr);
     rng.set_state(c.rng_state);
     ranks.broadcast(weights);
   }
@@ -373,42 +380,7 @@ void train(const std::string& dir, const RunSpec& given, torch::Device device, R
     }
     const RunFolder run(dir);
     if (run.has(RunFolder::kCheckpoint)) throw Error(dir + ": already holds a run (resume it to continue it)");
-    // Files named on the command line are relative to where it ran; training.json keeps them
-    // absolute, and files inside the run folder relative to it.
-    spec.data = with_absolute_files(spec.data);
-    // The folder appears whole: a new one is made under a temporary name beside it (its data
-    // pool, config.json, training.json) and renamed into place, so that after a kill at any
-    // moment it is absent or holds settings a resume starts from. A folder that exists already
-    // (one the user made, holding data files) is filled in place, its settings last.
-    std::string target = std::filesystem::path(dir).lexically_normal().string();
-    while (target.size() > 1 && target.back() == '/') target.pop_back();
-    const bool fresh = !std::filesystem::exists(target);
-    const std::string building = fresh ? target + ".partial" : target;
-    if (fresh) {
-      std::filesystem::remove_all(building);  // left by a killed start
-      make_directories(building);
-    }
-    // A data file inside the run folder is kept relative to it, so that it travels with the folder.
-    const std::filesystem::path home = std::filesystem::absolute(target).lexically_normal();
-    for (std::string* f : {&spec.data.train_file, &spec.data.val_file, &spec.data.hard_file, &spec.data.data_file}) {
-      if (f->empty()) continue;
-      const std::filesystem::path inside = std::filesystem::path(*f).lexically_normal().lexically_relative(home);
-      if (!inside.empty() && *inside.begin() != "..") {
-        *f = inside.string();
-        spec.data.base_dir = target;
-      }
-    }
-    task(spec.data.task).prepare(spec.data, building, torch::get_num_threads());
-    const RunFolder made(building);
-    write_file_atomic(made.file(RunFolder::kConfig), to_json(spec.model).dump(2) + "\n");
-    made.write_spec(spec);
-    if (fresh) {
-      std::error_code ec;
-      std::filesystem::rename(building, target, ec);
-      if (ec) throw Error(target + ": cannot move the new run folder into place from " + building + ": " + ec.message());
-    }
-    if (spec.data.base_dir == building) spec.data.base_dir = target;
-    return spec;
+    return create_run_folder(dir, spec, torch::get_num_threads());
   });
 }
 

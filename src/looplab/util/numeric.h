@@ -1,7 +1,11 @@
 // Small numeric helpers shared by the illustrations, the geometry and the reports. No LibTorch.
 #pragma once
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace looplab {
@@ -17,6 +21,41 @@ inline std::vector<double> linspace(double a, double b, int64_t n) {
   v[0] = a;
   v[n - 1] = b;
   return v;
+}
+
+// The median of v (the mean of the middle two for an even count); 0 for none.
+template <typename T>
+double median(std::vector<T> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? static_cast<double>(v[n / 2]) : 0.5 * (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2]));
+}
+
+// The mean of v and its standard error, the sample standard deviation (n - 1) over sqrt(n); the
+// error is 0 for one value, both are 0 for none.
+struct MeanAndError {
+  double mean = 0, standard_error = 0;
+};
+inline MeanAndError mean_and_standard_error(const std::vector<double>& v) {
+  MeanAndError m;
+  if (v.empty()) return m;
+  for (double x : v) m.mean += x;
+  m.mean /= static_cast<double>(v.size());
+  if (v.size() > 1) {
+    double ss = 0;
+    for (double x : v) ss += (x - m.mean) * (x - m.mean);
+    m.standard_error = std::sqrt(ss / static_cast<double>(v.size() - 1)) / std::sqrt(static_cast<double>(v.size()));
+  }
+  return m;
+}
+
+// The shortest text that reads back to the same double, in printf's %g style (3e-4 -> "0.0003",
+// 1e5 -> "1e+05"): std::to_chars's general format without a precision.
+inline std::string shortest_text(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general);
+  return std::string(buf, r.ptr);
 }
 
 }  // namespace looplab

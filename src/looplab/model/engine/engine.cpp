@@ -1,5 +1,6 @@
 #include "looplab/model/engine/engine.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -27,6 +28,8 @@ thread_local int plain_scopes = 0;
 bool plain_engine() {
   static const bool off = [] {
     const char* e = std::getenv("LOOPLAB_ENGINE");
+    if (e && *e && std::strcmp(e, "plain") != 0)  // "plain" is its one value; a chess engine's path was another's
+      std::fprintf(stderr, "LOOPLAB_ENGINE='%s' ignored: its one value is 'plain' (the chess engine's path is LOOPLAB_STOCKFISH)\n", e);
     return e && std::strcmp(e, "plain") == 0;
   }();
   return off || plain_scopes > 0;
@@ -109,10 +112,9 @@ EngineChoice engine_for(const ModelConfig& c, const std::string& device, const s
 
 bool fused_block_applies(const BlockImpl& block, const torch::Tensor& x, const Positions& p) {
   // The call itself first (no strings on this path, run once per block call): a batch of
-  // sequences, every tensor of the state's dtype, and the plain formula not asked for (the
-  // analysis asks for it together with a PlainEngine scope, looped_transformer.h).
+  // sequences and every tensor of the state's dtype (a PlainEngine scope is in `declines`).
   const auto t = x.scalar_type();
-  if (x.dim() != 3 || block.attn->twice_differentiable || block.attn->qkv->weight.scalar_type() != t ||
+  if (x.dim() != 3 || block.attn->qkv->weight.scalar_type() != t ||
       p.cos.scalar_type() != t || (t != torch::kFloat32 && t != torch::kFloat64))
     return false;
   const BlockKind kind{block.recall_kind, block.norm_kind, x.dim() == 3 ? x.size(2) : 0, block.attn->heads,

@@ -15,6 +15,11 @@
 
 #ifdef LOOPLAB_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.h>
+// oneDNN's mixed-precision GEMM, row-major like dnnl_sgemm: libdnnl exports it (C linkage) but
+// Debian's 2.6 header does not declare it.
+extern "C" dnnl_status_t dnnl_gemm_bf16bf16f32(char transa, char transb, dnnl_dim_t M, dnnl_dim_t N, dnnl_dim_t K,
+                                               float alpha, const uint16_t* A, dnnl_dim_t lda, const uint16_t* B,
+                                               dnnl_dim_t ldb, float beta, float* C, dnnl_dim_t ldc);
 #endif
 
 // MKL's mixed-precision product, as the PyTorch wheel's libtorch_cpu exports it (the MKL that

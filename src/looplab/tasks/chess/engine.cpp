@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -14,7 +15,16 @@
 namespace looplab::chess {
 
 std::string find_engine() {
-  if (const char* env = std::getenv("LOOPLAB_ENGINE"); env && *env) return env;
+  // LOOPLAB_ENGINE named the chess engine once; it now chooses looplab's block engine
+  // (model/engine/engine.h). A path left in it is said, once, and not used.
+  static const bool said = [] {
+    const char* old = std::getenv("LOOPLAB_ENGINE");
+    if (old && *old && std::string(old) != "plain")
+      std::fprintf(stderr, "LOOPLAB_ENGINE='%s' no longer names the chess engine: set LOOPLAB_STOCKFISH to its path\n", old);
+    return true;
+  }();
+  (void)said;
+  if (const char* env = std::getenv("LOOPLAB_STOCKFISH"); env && *env) return env;
   if (const char* path = std::getenv("PATH")) {
     std::istringstream dirs(path);
     std::string dir;
@@ -27,7 +37,7 @@ std::string find_engine() {
 
 Engine::Engine(const std::string& path, int multipv) : path_(path) {
   if (path.empty() || ::access(path.c_str(), X_OK) != 0)
-    throw Error("chess engine '" + path + "' not found (install Debian's stockfish or set LOOPLAB_ENGINE)");
+    throw Error("chess engine '" + path + "' not found (install Debian's stockfish or set LOOPLAB_STOCKFISH)");
   // A write to an engine that died must fail with EPIPE (our error below), not kill us.
   ::signal(SIGPIPE, SIG_IGN);
   // Close-on-exec: engines start concurrently from several threads, and one must not inherit

@@ -46,7 +46,7 @@ class Engine {
   FILE* from_ = nullptr;
 };
 
-// The path of the engine to use: $LOOPLAB_ENGINE, else stockfish on PATH, else
+// The path of the engine to use: $LOOPLAB_STOCKFISH, else stockfish on PATH, else
 // /usr/games/stockfish (Debian's package); empty if none exists.
 std::string find_engine();
 

@@ -111,9 +111,9 @@ PuzzleRow generate_chess_puzzle(Engine& engine, uint64_t seed, uint64_t index, i
 std::vector<PuzzleRow> generate_chess(int64_t count, uint64_t seed, const ChessGeneratorOptions& options,
                                       const std::function<void(int64_t, int64_t)>& progress) {
   const std::string path = options.engine.empty() ? find_engine() : options.engine;
-  if (path.empty()) throw Error("no chess engine found: install Debian's stockfish (apt-get install stockfish) or set LOOPLAB_ENGINE");
+  if (path.empty()) throw Error("no chess engine found: install Debian's stockfish (apt-get install stockfish) or set LOOPLAB_STOCKFISH");
   if (::access(path.c_str(), X_OK) != 0)
-    throw Error("chess engine '" + path + "' not found (install Debian's stockfish or set LOOPLAB_ENGINE)");
+    throw Error("chess engine '" + path + "' not found (install Debian's stockfish or set LOOPLAB_STOCKFISH)");
   if (options.depth < 2 || options.depth > 30) throw Error("chess generator: depth must be in 2..30");
   std::vector<PuzzleRow> out(count);
   for_each_index(

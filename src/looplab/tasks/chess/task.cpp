@@ -131,7 +131,7 @@ class Chess : public Task {
             {{"count", "number of puzzles", "1000"},
              {"seed", "random seed (the file is the same for any thread count)", "0"},
              {"depth", "analysis depth: a solution is rated by the depth it is found at", "8"},
-             {"engine", "UCI engine (default: $LOOPLAB_ENGINE, stockfish on PATH, /usr/games/stockfish)", ""},
+             {"engine", "UCI engine (default: $LOOPLAB_STOCKFISH, stockfish on PATH, /usr/games/stockfish)", ""},
              {"out", "CSV file to write", "", Parameter::kValue, true}},
             [](const Values& v, int threads) {
               const int64_t count = int_value(v, "count");
