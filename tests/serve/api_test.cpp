@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "looplab/explore/geometry.h"
+#include "looplab/analysis/geometry.h"
 #include "looplab/explore/explore.h"
 #include "looplab/serve/server.h"
 

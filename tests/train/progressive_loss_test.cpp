@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "../util/finite_difference.h"
 
 namespace looplab {
@@ -49,14 +51,20 @@ TEST(ProgressiveLoss, RecomputeMatchesPlainBackward) {
   }
 }
 
-TEST(ProgressiveLoss, IsTheCrossEntropyAfterNPlusKIterations) {
-  torch::manual_seed(6);
+// A width-16 external-recall post-norm prefix-sums model in float64, with 2 inputs of 7 bits
+// and random targets, all from `seed`.
+std::tuple<LoopedTransformer, torch::Tensor, torch::Tensor> tiny_external_post(uint64_t seed) {
+  torch::manual_seed(seed);
   ModelConfig c = default_config("prefix-sums", Recall::kExternal, Norm::kPost, 16);
   c.heads = 2;
   LoopedTransformer model(c);
   model->to(torch::kFloat64);
   const torch::Tensor input = torch::randint(0, 2, {2, 7, 1}).to(torch::kFloat64);
-  const torch::Tensor target = torch::randint(0, 2, {2, 7});
+  return {model, input, torch::randint(0, 2, {2, 7})};
+}
+
+TEST(ProgressiveLoss, IsTheCrossEntropyAfterNPlusKIterations) {
+  auto [model, input, target] = tiny_external_post(6);
   const LossResult r = progressive_backward(*model, input, target, 3, 2, 1.0, false);
   torch::NoGradGuard no_grad;
   const torch::Tensor logits = model->forward(input, 5).logits;
@@ -70,13 +78,9 @@ TEST(ProgressiveLoss, IsTheCrossEntropyAfterNPlusKIterations) {
 // loss with x_n held at its value (only the k iterations, x0 and the recall see the change),
 // and not the finite difference of the whole n + k iterations, which differs measurably.
 TEST(ProgressiveLoss, TheNIterationsCarryNoGradient) {
-  torch::manual_seed(7);
-  ModelConfig c = default_config("prefix-sums", Recall::kExternal, Norm::kPost, 16);
-  c.heads = 2;
-  LoopedTransformer model(c);
-  model->to(torch::kFloat64);
-  const torch::Tensor input = torch::randint(0, 2, {2, 7, 1}).to(torch::kFloat64);
-  const torch::Tensor target = torch::randint(0, 2, {2, 7});
+  const auto tiny = tiny_external_post(7);  // named, so that the lambdas below can capture them (C++17)
+  LoopedTransformer model = std::get<0>(tiny);
+  const torch::Tensor input = std::get<1>(tiny), target = std::get<2>(tiny);
   const int64_t n = 3, k = 2;
   model->zero_grad();
   progressive_backward(*model, input, target, n, k, 1.0, false);

@@ -21,7 +21,7 @@ found=$(grep -rnE '"(prefix-sums|sudoku|chess)"' "$src" | grep -v "^$src/tasks/"
 [ -z "$found" ] || bad "a task named outside tasks/: $found"
 # Two names of one list on a line: a list of them.
 found=$(grep -rnE '"(external|internal|fixed)"[^"]*"(none|external|internal|fixed)"|"none"[^"]*"(external|internal|fixed)"' "$src" |
-  grep -v "^$src/model/config.cpp" | grep -v "^$src/explore/geometry")  # the toy model's placements
+  grep -v "^$src/model/config.cpp")
 [ -z "$found" ] || bad "a list of recall names outside model/config.cpp: $found"
 found=$(grep -rnE '"(pre|peri|post|gru)"[^"]*"(pre|peri|post|gru)"' "$src" | grep -v "^$src/model/config.cpp")
 [ -z "$found" ] || bad "a list of norm names outside model/config.cpp: $found"

@@ -1,4 +1,4 @@
-// looplab analyze regions | anisotropy | phase: thin wrappers over src/looplab/explore/geometry.h.
+// looplab analyze regions | anisotropy | phase: thin wrappers over src/looplab/analysis/geometry.h.
 // Each prints text by default, JSON with --json, and writes a CSV file (atomically) with --csv.
 #include "looplab/cli/commands.h"
 
@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "looplab/explore/geometry.h"
+#include "looplab/analysis/geometry.h"
 #include "looplab/io/atomic_file.h"
 #include "looplab/util/error.h"
 #include "looplab/util/list.h"

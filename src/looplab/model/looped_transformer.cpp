@@ -148,7 +148,7 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& u, const Positions& p)
   torch::Tensor k = k_norm(qk[1]);
   torch::Tensor v = split[2];
   const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
-  const bool twice = plain_engine_scope();
+  [[maybe_unused]] const bool twice = plain_engine_scope();  // LibTorch 1.13 has no SDPA
 
   torch::Tensor out;
   if (p.window_bias.defined()) {

@@ -17,7 +17,7 @@
 #include <system_error>
 #include <tuple>
 
-#include "looplab/explore/geometry.h"
+#include "looplab/analysis/geometry.h"
 #include "looplab/explore/explore.h"
 #include "looplab/util/list.h"
 

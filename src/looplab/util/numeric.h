@@ -58,4 +58,17 @@ inline std::string shortest_text(double v) {
   return std::string(buf, r.ptr);
 }
 
+// shortest_text for tables and CSV: "0" for either zero, "nan" for any NaN.
+inline std::string number_text(double v) {
+  if (std::isnan(v)) return "nan";
+  return v == 0 ? "0" : shortest_text(v);
+}
+
+// v with `places` decimals (printf's %.*f).
+inline std::string fixed_text(double v, int places) {
+  char buf[512];  // the largest double has 309 digits before the point
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, places);
+  return r.ec == std::errc() ? std::string(buf, r.ptr) : std::string("inf");
+}
+
 }  // namespace looplab

@@ -1,4 +1,4 @@
-// The scalar-model geometry (src/looplab/explore/geometry.h): the projection against brute-force
+// The scalar-model geometry (src/looplab/analysis/geometry.h): the projection against brute-force
 // searches that share nothing with it (a dense search of every boundary piece, and a polar scan
 // of the disc around the point for closer region points), idempotence, the figure-5 grid against
 // the inequalities, the table-3 statistics against a plain recomputation, the RNG's documented
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "looplab/explore/geometry.h"
+#include "looplab/analysis/geometry.h"
 #include "looplab/util/random.h"
 #include "looplab/util/error.h"
 
@@ -20,8 +20,9 @@ namespace {
 using looplab::Error;
 using namespace looplab::geometry;
 using looplab::Random;
+using looplab::Recall;
 
-constexpr Placement kBoth[] = {Placement::internal, Placement::external};
+constexpr Recall kBoth[] = {Recall::kInternal, Recall::kExternal};
 
 double dist(Point a, Point b) { return std::hypot(a.x - b.x, a.y - b.y); }
 
@@ -56,10 +57,10 @@ double brute_branch(double a, double b, double c, double side) {
 }
 
 // The distance from p to the closed region by brute force over every boundary piece.
-double brute_distance(Placement placement, Point p) {
+double brute_distance(Recall placement, Point p) {
   if (in_closed_region(placement, p)) return 0;
   double best = std::numeric_limits<double>::infinity();
-  if (placement == Placement::internal) {
+  if (placement == Recall::kInternal) {
     best = std::min({std::abs(p.x), std::abs(p.y)});  // the axes
     for (double side : {-1.0, 1.0}) best = std::min(best, brute_branch(p.x, p.y, -2, side));
   } else {
@@ -93,17 +94,17 @@ Point random_point(std::mt19937_64& rng, int kind) {
 
 TEST(GeometryRegions, MembershipFollowsTheInequalities) {
   // Axis convention: x = lg, y = lh.
-  EXPECT_TRUE(is_stable(Placement::external, {0.5, 0.5}));     // |1.5 * 0.5| = 0.75
-  EXPECT_FALSE(is_stable(Placement::external, {0.8, 0.5}));    // 1.2
-  EXPECT_TRUE(is_stable(Placement::external, {100, -1}));      // the singular line y = -1 is inside
-  EXPECT_FALSE(is_stable(Placement::external, {-1, 100}));     // ... and x = -1 is not special
-  EXPECT_TRUE(is_stable(Placement::internal, {2, -0.5}));      // |1 - 1| = 0
-  EXPECT_FALSE(is_stable(Placement::internal, {2, 0.5}));      // 2
-  EXPECT_FALSE(is_stable(Placement::internal, {0, 3}));        // |1| = 1: open condition fails
-  EXPECT_TRUE(in_closed_region(Placement::internal, {0, 3}));  // ... closed one holds
-  EXPECT_TRUE(in_closed_region(Placement::internal, {1, -2}));
-  EXPECT_FALSE(in_closed_region(Placement::internal, {1, -2.001}));
-  EXPECT_TRUE(in_closed_region(Placement::external, {2, -0.5}));  // |0.5 * 2| = 1
+  EXPECT_TRUE(is_stable(Recall::kExternal, {0.5, 0.5}));     // |1.5 * 0.5| = 0.75
+  EXPECT_FALSE(is_stable(Recall::kExternal, {0.8, 0.5}));    // 1.2
+  EXPECT_TRUE(is_stable(Recall::kExternal, {100, -1}));      // the singular line y = -1 is inside
+  EXPECT_FALSE(is_stable(Recall::kExternal, {-1, 100}));     // ... and x = -1 is not special
+  EXPECT_TRUE(is_stable(Recall::kInternal, {2, -0.5}));      // |1 - 1| = 0
+  EXPECT_FALSE(is_stable(Recall::kInternal, {2, 0.5}));      // 2
+  EXPECT_FALSE(is_stable(Recall::kInternal, {0, 3}));        // |1| = 1: open condition fails
+  EXPECT_TRUE(in_closed_region(Recall::kInternal, {0, 3}));  // ... closed one holds
+  EXPECT_TRUE(in_closed_region(Recall::kInternal, {1, -2}));
+  EXPECT_FALSE(in_closed_region(Recall::kInternal, {1, -2.001}));
+  EXPECT_TRUE(in_closed_region(Recall::kExternal, {2, -0.5}));  // |0.5 * 2| = 1
 }
 
 TEST(GeometryProjection, CriticalPointsAreTheQuarticsRoots) {
@@ -135,9 +136,9 @@ TEST(GeometryProjection, MatchesABruteForceSearchOfTheBoundary) {
   int inside = 0, outside = 0;
   for (int i = 0; i < 3000; ++i) {
     const Point p = random_point(rng, i);
-    for (Placement pl : kBoth) {
+    for (Recall pl : kBoth) {
       const Point q = project(pl, p);
-      ASSERT_TRUE(in_closed_region(pl, q)) << placement_name(pl) << " " << p.x << "," << p.y;
+      ASSERT_TRUE(in_closed_region(pl, q)) << to_string(pl) << " " << p.x << "," << p.y;
       const double d = dist(p, q), brute = brute_distance(pl, p);
       if (brute == 0) {
         ++inside;
@@ -148,8 +149,8 @@ TEST(GeometryProjection, MatchesABruteForceSearchOfTheBoundary) {
       ++outside;
       // Never farther than any boundary point the brute force found; and the brute force, being
       // a search, can only be (slightly) farther.
-      EXPECT_LE(d, brute * (1 + 1e-12) + 1e-12) << placement_name(pl) << " p=(" << p.x << ", " << p.y << ")";
-      EXPECT_GE(d, brute - 1e-7 * (1 + brute)) << placement_name(pl) << " p=(" << p.x << ", " << p.y << ")";
+      EXPECT_LE(d, brute * (1 + 1e-12) + 1e-12) << to_string(pl) << " p=(" << p.x << ", " << p.y << ")";
+      EXPECT_GE(d, brute - 1e-7 * (1 + brute)) << to_string(pl) << " p=(" << p.x << ", " << p.y << ")";
     }
   }
   EXPECT_GT(inside, 1000);
@@ -162,7 +163,7 @@ TEST(GeometryProjection, NoRegionPointIsCloserOnAPolarScan) {
   std::mt19937_64 rng(7);
   for (int i = 0; i < 300; ++i) {
     const Point p = random_point(rng, i);
-    for (Placement pl : kBoth) {
+    for (Recall pl : kBoth) {
       const double d = dist(p, project(pl, p));
       if (d == 0) continue;
       int found = 0;
@@ -171,31 +172,31 @@ TEST(GeometryProjection, NoRegionPointIsCloserOnAPolarScan) {
           const double r = 0.999 * d * ir / 60, t = 2 * M_PI * ia / 720;
           found += in_closed_region(pl, {p.x + r * std::cos(t), p.y + r * std::sin(t)});
         }
-      EXPECT_EQ(found, 0) << placement_name(pl) << " p=(" << p.x << ", " << p.y << ") d=" << d;
+      EXPECT_EQ(found, 0) << to_string(pl) << " p=(" << p.x << ", " << p.y << ") d=" << d;
     }
   }
 }
 
 TEST(GeometryProjection, KnownPoints) {
   // Internal, first quadrant: the nearer axis.
-  Point q = project(Placement::internal, {3, 1});
+  Point q = project(Recall::kInternal, {3, 1});
   EXPECT_EQ(q.x, 3);
   EXPECT_EQ(q.y, 0);
-  q = project(Placement::internal, {-1, -4});
+  q = project(Recall::kInternal, {-1, -4});
   EXPECT_EQ(q.x, 0);
   EXPECT_EQ(q.y, -4);
   // Internal, beyond x y = -2 on the diagonal but inside the vertex's centre of curvature (the
   // vertex (sqrt 2, -sqrt 2) has radius of curvature 2, so the centre is at distance 4 from the
   // origin): the vertex is the nearest point.
-  q = project(Placement::internal, {2, -2});
+  q = project(Recall::kInternal, {2, -2});
   EXPECT_NEAR(q.x, std::sqrt(2.0), 1e-12);
   EXPECT_NEAR(q.y, -std::sqrt(2.0), 1e-12);
-  q = project(Placement::internal, {-2.5, 2.5});
+  q = project(Recall::kInternal, {-2.5, 2.5});
   EXPECT_NEAR(q.x, -std::sqrt(2.0), 1e-12);
   EXPECT_NEAR(q.y, std::sqrt(2.0), 1e-12);
   // Beyond the centre of curvature the vertex is a local maximum of the distance: from (3, -3)
   // the nearest points are (1, -2) and (2, -1), at distance sqrt 5 < 2.243 (the vertex's).
-  q = project(Placement::internal, {3, -3});
+  q = project(Recall::kInternal, {3, -3});
   EXPECT_NEAR(dist(q, {3, -3}), std::sqrt(5.0), 1e-12);
   EXPECT_TRUE((std::abs(q.x - 1) < 1e-12 && std::abs(q.y + 2) < 1e-12) ||
               (std::abs(q.x - 2) < 1e-12 && std::abs(q.y + 1) < 1e-12))
@@ -203,33 +204,33 @@ TEST(GeometryProjection, KnownPoints) {
   // External: in (x, v = 1 + y) the boundary is x v = +-1, with vertices (1, 1), (-1, -1), ...
   // and radius of curvature sqrt 2 there. (1.8, 0.8) is (1.8, 1.8) in (x, v), on the diagonal
   // inside the centre of curvature (2, 2): its nearest point is the vertex, (1, 0) in (x, y).
-  q = project(Placement::external, {1.8, 0.8});
+  q = project(Recall::kExternal, {1.8, 0.8});
   EXPECT_NEAR(q.x, 1, 1e-12);
   EXPECT_NEAR(q.y, 0, 1e-12);
-  q = project(Placement::external, {-1.5, -2.5});  // (x, v) = (-1.5, -1.5): vertex (-1, -1), y = -2
+  q = project(Recall::kExternal, {-1.5, -2.5});  // (x, v) = (-1.5, -1.5): vertex (-1, -1), y = -2
   EXPECT_NEAR(q.x, -1, 1e-12);
   EXPECT_NEAR(q.y, -2, 1e-12);
   // (0.5, -2) on x v = -1 moved 0.2 times the outward normal (2, -0.5): (0.9, -2.1) in (x, v), and
   // 0.5 is a root of x^4 - 0.9 x^3 + 2.1 x - 1; the curvature radius there (4.4) is far larger.
-  q = project(Placement::external, {0.9, -3.1});
+  q = project(Recall::kExternal, {0.9, -3.1});
   EXPECT_NEAR(q.x, 0.5, 1e-12);
   EXPECT_NEAR(q.y, -3, 1e-12);
   // A point inside stays put, bit for bit.
-  q = project(Placement::external, {100, -1});
+  q = project(Recall::kExternal, {100, -1});
   EXPECT_EQ(q.x, 100);
   EXPECT_EQ(q.y, -1);
-  EXPECT_THROW(project(Placement::internal, {NAN, 0}), Error);
-  EXPECT_THROW(project(Placement::external, {0, INFINITY}), Error);
-  EXPECT_THROW(project(Placement::external, {2e50, 0}), Error);
+  EXPECT_THROW(project(Recall::kInternal, {NAN, 0}), Error);
+  EXPECT_THROW(project(Recall::kExternal, {0, INFINITY}), Error);
+  EXPECT_THROW(project(Recall::kExternal, {2e50, 0}), Error);
   // Large but allowed: (1e40, 2) goes to the x axis (internal) and to about (1e40, -1) (external:
   // in (x, v) the point (1e40, 3) is 3 above the branch x v = 1, which is flat there).
-  q = project(Placement::internal, {1e40, 2});
+  q = project(Recall::kInternal, {1e40, 2});
   EXPECT_EQ(q.x, 1e40);
   EXPECT_EQ(q.y, 0);
-  q = project(Placement::external, {1e40, 2});
+  q = project(Recall::kExternal, {1e40, 2});
   EXPECT_NEAR(q.y, -1, 1e-12);
   EXPECT_NEAR(dist(q, {1e40, 2}), 3, 1e-12);
-  q = project(Placement::internal, {1e40, -3e40});  // nearest: the hyperbola hugging the y axis
+  q = project(Recall::kInternal, {1e40, -3e40});  // nearest: the hyperbola hugging the y axis
   EXPECT_LT(std::abs(q.x), 1e-30);
   EXPECT_EQ(q.y, -3e40);
 }
@@ -238,7 +239,7 @@ TEST(GeometryProjection, IsIdempotent) {
   std::mt19937_64 rng(99);
   for (int i = 0; i < 5000; ++i) {
     const Point p = random_point(rng, i);
-    for (Placement pl : kBoth) {
+    for (Recall pl : kBoth) {
       const Point q = project(pl, p), qq = project(pl, q);
       EXPECT_EQ(q.x, qq.x);
       EXPECT_EQ(q.y, qq.y);
@@ -400,8 +401,8 @@ TEST(GeometryAnisotropy, MetricsAndOutputs) {
   EXPECT_THROW(anisotropy(10, {-1}, 0), Error);
   EXPECT_THROW(anisotropy(10, {NAN}, 0), Error);
   EXPECT_EQ(paper_table3().size(), 8u);
-  EXPECT_EQ(paper_row(4, Placement::internal)->log_range.median, 18.1294);
-  EXPECT_EQ(paper_row(3, Placement::internal), nullptr);
+  EXPECT_EQ(paper_row(4, Recall::kInternal)->log_range.median, 18.1294);
+  EXPECT_EQ(paper_row(3, Recall::kInternal), nullptr);
 }
 
 // The table in docs/analysis.md (`looplab analyze anisotropy --n 10000 --seed 0`): a few printed
@@ -449,7 +450,7 @@ TEST(GeometryAnisotropy, TheInternalRegionSendsQuadrantsOneAndThreeToAnAxis) {
   int64_t q13 = 0, inside = 0;
   for (const Point& p : gaussian_points(9, n, 1)) {
     q13 += p.x * p.y > 0;
-    inside += in_closed_region(Placement::internal, p);
+    inside += in_closed_region(Recall::kInternal, p);
   }
   EXPECT_DOUBLE_EQ(r.rows[0].on_axis_fraction, static_cast<double>(q13) / n);
   EXPECT_DOUBLE_EQ(r.rows[0].inside_fraction, static_cast<double>(inside) / n);

@@ -18,10 +18,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "looplab/model/config.h"
+
 namespace looplab::geometry {
 
-enum class Placement { internal, external };
-const char* placement_name(Placement p);  // "internal", "external"
+// The toy model's two placements of the recall are the model's recall kinds: Recall::kInternal
+// and Recall::kExternal (model/config.h); any other is a looplab::Error where one is asked for.
+void need_placement(Recall r);
 
 struct Point {
   double x = 0;  // lg
@@ -29,16 +32,16 @@ struct Point {
 };
 
 // The paper's (open) stability conditions.
-bool is_stable(Placement placement, Point p);
+bool is_stable(Recall placement, Point p);
 // The closed regions |...| <= 1 that project() maps onto (the reference code's membership test).
-bool in_closed_region(Placement placement, Point p);
+bool in_closed_region(Recall placement, Point p);
 
 // The nearest point of the closed region to p (Euclidean); p itself when p is inside. Exact up to
 // rounding: every boundary piece is a line or a branch of a hyperbola, the nearest point on each
 // is found among the real roots of a quartic, and the closest candidate wins. The result always
 // passes in_closed_region(), so project(project(p)) == project(p) exactly. Throws looplab::Error
 // unless |p.x| and |p.y| are at most 1e50 (beyond, the quartic's fourth powers overflow).
-Point project(Placement placement, Point p);
+Point project(Recall placement, Point p);
 
 // The critical points x of the squared distance from (a, b) to the hyperbola y = c / x (c != 0):
 // the real roots of x^4 - a x^3 + b c x - c^2 = 0, each polished to rounding, in increasing order.
@@ -87,7 +90,7 @@ Summary summarize(std::vector<double> values);  // throws looplab::Error when em
 
 struct AnisotropyRow {
   double sigma = 0;
-  Placement placement = Placement::internal;
+  Recall placement = Recall::kInternal;
   Summary log_range, balance;
   double inside_fraction = 0;  // draws already in the closed region (projected onto themselves)
   double on_axis_fraction = 0;  // projections with x == 0 or y == 0 (log-range about 18)
@@ -117,11 +120,11 @@ std::string to_text(const AnisotropyResult& r);
 // The paper's table 3 (n = 10000 per sigma): the row for (sigma, placement), if the paper has it.
 struct PaperRow {
   double sigma;
-  Placement placement;
+  Recall placement;
   Summary log_range, balance;
 };
 const std::vector<PaperRow>& paper_table3();
-const PaperRow* paper_row(double sigma, Placement placement);
+const PaperRow* paper_row(double sigma, Recall placement);
 
 // ---- Figure 2: phase portraits of (x, y) -> (lx x, ly y) -----------------------------------
 
