@@ -13,7 +13,7 @@
 #include "looplab/eval/accelerated.h"
 #include "looplab/run/model_folder.h"
 #include "looplab/run/run_folder.h"
-#include "looplab/runtime.h"
+#include "looplab/platform/runtime.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/train/adamw.h"
 #include "looplab/train/progressive_loss.h"

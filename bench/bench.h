@@ -16,7 +16,7 @@
 // name the flag).
 #pragma once
 
-#include "looplab/runtime.h"
+#include "looplab/platform/runtime.h"
 #include "looplab/tasks/task.h"
 
 #include <torch/torch.h>

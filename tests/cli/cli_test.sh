@@ -148,7 +148,7 @@ expect_ok "demo, no seeds shipped" demo "$TMP/models"
 expect_error "demo --val-count 0" "counts and --iters must be >= 1" "$LOOPLAB" demo --models "$MODELS" --val-count 0
 expect_error "demo --paper-hard-count -2" "must be >= 0" "$LOOPLAB" demo --models "$MODELS" --paper-hard-count -2
 
-# --- the BLAS kernel (src/looplab/blas_kernel.h) ---------------------------------------------
+# --- the BLAS kernel (src/looplab/platform/blas_kernel.h) ---------------------------------------------
 sys_json() { env "$@" "$LOOPLAB" info --system --json; }
 field() { sed -n "s/^  \"$1\": \"\(.*\)\",\{0,1\}$/\1/p"; }
 if [ -z "$(sys_json | field blas)" ]; then

@@ -105,7 +105,7 @@ else
 fi
 for g in "${methods[@]}"; do
   read -r -a extra <<<"${METHOD[$g]}"
-  G=("${TINY[@]}" --train-count 600 "${extra[@]}" --tolerance 1e-3 --phantom-steps 2 --epochs 3)
+  G=("${TINY[@]}" --train-count 600 "${extra[@]}" --batch-tolerance 1e-3 --phantom-steps 2 --epochs 3)
   start=$(date +%s%N)
   expect_ok "--gradient $g" "$LOOPLAB" --threads 1 train "${G[@]}" --out "$TMP/g-$g"
   ms=$(( ($(date +%s%N) - start) / 1000000 ))
@@ -198,7 +198,7 @@ grep -q '"relative_step"' "$TMP/run/eval.json" && ok || bad "eval.json lacks rel
 expect_ok "eval json" "$LOOPLAB" eval "$TMP/run" --split val --iters 3:7 --json --weights final
 grep -q '"iterations": \[' "$TMP/out" && ok || bad "eval --json output"
 expect_error "eval bad range" "--iters '5:2'" "$LOOPLAB" eval "$TMP/run" --iters 5:2
-expect_error "eval bad split" "unknown split 'test'" "$LOOPLAB" eval "$TMP/run" --split test
+expect_error "eval bad split" "--split 'test': expected train, val or hard" "$LOOPLAB" eval "$TMP/run" --split test
 expect_error "eval bad weights" "--weights 'first'" "$LOOPLAB" eval "$TMP/run" --weights first
 
 finish "train cli"

@@ -70,7 +70,7 @@ for f in model raw; do
   echo "penalty, average and halting head in float64, $f weights, 1 rank x 500 vs 2 ranks x 250: $(cat cmp.txt)"
 done
 for g in phantom implicit; do
-  ranks 2 two-$g $base --batch 500 --epochs 1 --gradient $g --tolerance 1e-3 && ok || bad "two ranks ($g) failed: $(cat two-$g.*.log)"
+  ranks 2 two-$g $base --batch 500 --epochs 1 --gradient $g --batch-tolerance 1e-3 && ok || bad "two ranks ($g) failed: $(cat two-$g.*.log)"
 done
 
 # 2003 examples in batches of 1001: the last batch has one example, so one rank has none.

@@ -24,9 +24,9 @@ evals=$(sed -n 's/.*"block_evaluations": \([0-9]*\).*/\1/p' "$TMP/out" | head -1
 expect_ok "eval anderson no tol" "$LOOPLAB" eval "$TMP/m" --split val --count 5 --iters 1:7 --anderson 2 --json
 grep -q '"block_evaluations": 35' "$TMP/out" && ok || bad "anderson without tolerance: $(cat "$TMP/out")"
 
-expect_error "negative tolerance" "--early-exit and --anderson must be >= 0" \
+expect_error "negative tolerance" "--early-exit must be >= 0" \
   "$LOOPLAB" eval "$TMP/m" --split val --count 5 --early-exit=-1
-expect_error "negative memory" "--early-exit and --anderson must be >= 0" \
+expect_error "negative memory" "--anderson must be >= 0" \
   "$LOOPLAB" eval "$TMP/m" --split val --count 5 --anderson=-2
 
 # bench eval: the three modes, plain = count x iters evaluations.

@@ -7,7 +7,7 @@
 #include "looplab/io/tensor_io.h"
 #include "looplab/model/looped_transformer.h"
 #include "looplab/run/model_folder.h"
-#include "looplab/runtime.h"
+#include "looplab/platform/runtime.h"
 #include "looplab/train/progressive_loss.h"
 #include "vectors.h"
 

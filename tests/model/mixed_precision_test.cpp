@@ -15,10 +15,10 @@
 #include "looplab/model/engine/products.h"
 #include "looplab/model/looped_transformer.h"
 #include "looplab/run/model_folder.h"
-#include "looplab/runtime.h"
+#include "looplab/platform/runtime.h"
 #include "looplab/train/adamw.h"
 #include "looplab/train/progressive_loss.h"
-#include "looplab/blas_kernel.h"
+#include "looplab/platform/blas_kernel.h"
 #include "vectors.h"
 
 namespace looplab {

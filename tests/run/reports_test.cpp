@@ -441,7 +441,7 @@ TEST(RunSpecTest, CheckNamesTheOption) {
     FAIL() << "no OptionError";
   } catch (const OptionError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "dtype 'int8': unknown dtype (expected float32, float64, bfloat16 or float16)");
+              "dtype 'int8': expected float32, float64, bfloat16 or float16");
   }
   s.train.dtype = "bfloat16";
   EXPECT_NO_THROW(check(s));

@@ -30,15 +30,36 @@ status() {
 status 200 /
 status 200 /api/explore
 grep -q '"memory-decay"' "$TMP/body" && ok || bad "explore list lacks memory-decay"
-status 200 "/api/explore/memory-decay?a=0.5"
-"$LOOPLAB" explore memory-decay --set a=0.5 --json | python3 -c "import json,sys; a=json.load(sys.stdin); b=json.load(open('$TMP/body')); sys.exit(a!=b)" \
-  && ok || bad "API and CLI differ for memory-decay a=0.5"
+# The served illustration against its closed forms, written out here: an input from lag L
+# weighs a^L, a stream of ones gives h_t = (1 - a^(t+1)) / (1 - a), the 1/e time is -1/ln|a|.
+for a in 0.5 -0.7; do
+  status 200 "/api/explore/memory-decay?a=$a"
+  why=$(python3 - "$TMP/body" "$a" <<'PY'
+import json, math, sys
+j, a = json.load(open(sys.argv[1])), float(sys.argv[2])
+out = []
+def near(what, got, want):
+    if abs(got - want) > 1e-12 * max(1, abs(want)): out.append(f"{what}: {got}, closed form {want}")
+weights, ones = (s["y"] for s in (j["plots"][0]["series"][0], j["plots"][1]["series"][0]))
+for lag in range(31):
+    near(f"weight at lag {lag}", weights[lag], a ** lag)
+    near(f"h_{lag}", ones[lag], (1 - a ** (lag + 1)) / (1 - a))
+r = {x["key"]: x["value"] for x in j["readouts"]}
+near("weight_lag3", r["weight_lag3"], a ** 3)
+near("state_after_3", r["state_after_3"], 1 + a + a * a + a ** 3)
+near("steps_to_1e", r["steps_to_1e"], -1 / math.log(abs(a)))
+print("; ".join(out[:3]))
+PY
+) || why="the check itself failed (the served JSON lacks a field it reads)"
+  [ -z "$why" ] && ok || bad "memory-decay a=$a: $why"
+done
 status 404 /api/explore/nope
 grep -q '"error":"explore: unknown illustration' "$TMP/body" && ok || bad "404 message: $(cat "$TMP/body")"
 status 400 "/api/explore/memory-decay?a=9"
 status 200 /api/runs
 grep -q '"prefix-sums-external-post"' "$TMP/body" && ok || bad "runs list: $(head -c 300 "$TMP/body")"
 status 200 /api/runs/prefix-sums-none-post/config.json
+cmp -s "$TMP/body" "$ROOT/models/prefix-sums-none-post/config.json" && ok || bad "the served config.json is not the file's bytes"
 status 400 /api/runs/../README.md
 status 400 /api/runs/%2e%2e%2fREADME.md
 status 400 /api/runs/%2Fetc%2Fpasswd

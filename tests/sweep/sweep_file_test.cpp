@@ -125,7 +125,7 @@ TEST(SweepFile, ErrorsNameFileLineAndKey) {
             std::string::npos);
   EXPECT_NE(error_of("[eval]\nitres = 5\n").find("bad.toml:2: key 'itres': unknown key in [eval], did you mean 'iters'?"),
             std::string::npos);
-  EXPECT_NE(error_of("[eval]\nsplits = [\"test\"]\n").find("unknown split 'test'"), std::string::npos);
+  EXPECT_NE(error_of("[eval]\nsplits = [\"test\"]\n").find("bad.toml:2: key 'split': 'test': expected train, val or hard"), std::string::npos);
   EXPECT_NE(error_of("[axes]\nseed = [0]\n[[include]]\nseed = 0\n").find("have the same settings (seed-0)"),
             std::string::npos);
   EXPECT_NE(error_of("[axes]\nrecall = [\"none\"]\n[[exclude]]\nrecall = \"none\"\n").find("no runs"),

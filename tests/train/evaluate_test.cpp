@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "looplab/model/engine/engine.h"
-#include "looplab/model/engine/readout.h"
+#include "looplab/eval/readout.h"
 #include "looplab/tasks/registry.h"
 
 namespace looplab {
@@ -43,7 +43,7 @@ TEST(Evaluate, CurveMatchesSeparateForwardPasses) {
   }
 }
 
-// The fused readout (model/engine/readout.h) against the plain one (a PlainEngine scope keeps
+// The fused readout (eval/readout.h) against the plain one (a PlainEngine scope keeps
 // every iteration and the readout on LibTorch's formulas): the same counts at every iteration,
 // the same relative steps to float rounding. Prefix sums over two tiles of rows (300 positions)
 // with argmax; chess with its top-two decoding. Targets are the model's own answers after a few

@@ -45,7 +45,7 @@ TEST(Gradient, PhantomWithDampingOneIsBpttFromTheSameState) {
     const Batch b = batch();
     FixedPointGradient o;
     o.max_iters = 3;
-    o.tolerance = 1e-300;  // never converges: exactly 3 iterations without gradient
+    o.batch_tolerance = 1e-300;  // never converges: exactly 3 iterations without gradient
     o.phantom_steps = 4;
     o.phantom_damping = 1;
     FixedPointStats st;
@@ -68,7 +68,7 @@ TEST(Gradient, ImplicitEqualsBpttThroughManyIterationsAndFiniteDifferences) {
   FixedPointGradient o;
   o.implicit = true;
   o.max_iters = 400;
-  o.tolerance = 1e-13;
+  o.batch_tolerance = 1e-13;
   FixedPointStats st;
   const torch::Tensor implicit = gradients(*model, [&] { fixed_point_backward(*model, b.input, b.target, o, 1.0, &st); });
   ASSERT_TRUE(st.forward_converged) << "the premise: a contractive model reaches its fixed point";

@@ -1,6 +1,6 @@
 // The choice of OpenBLAS kernel: which kernels a CPU can run, and which detections are generic
 // fallbacks (the re-execution itself is tested from the command line, tests/cli/cli_test.sh).
-#include "looplab/blas_kernel.h"
+#include "looplab/platform/blas_kernel.h"
 
 #include <gtest/gtest.h>
 

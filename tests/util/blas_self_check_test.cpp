@@ -1,6 +1,6 @@
 // The BLAS LibTorch runs on (linked here through LibTorch) against a plain loop: the check that
 // looplab runs on a kernel it chose, here on whatever kernel is in use.
-#include "looplab/blas_kernel.h"
+#include "looplab/platform/blas_kernel.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The source tree's layers (docs/architecture.md): util/ includes nothing of looplab above it,
-# io/ only util/; no code outside tasks/ names a task; the recall and norm names are listed once
+# The source tree's layers (docs/architecture.md): every folder includes only the layers below
+# it; no code outside tasks/ names a task; the recall and norm names are listed once
 # (model/config.cpp), every run-folder file name is RunFolder's, and the command line's size
 # stays within its budget. Each check prints
 # what broke it.
@@ -9,13 +9,25 @@ src=$(cd "$(dirname "$0")/../../src/looplab" && pwd)
 fails=0
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-found=$(grep -rn '#include "looplab/' "$src/util" | grep -v '#include "looplab/util/')
-[ -z "$found" ] || bad "util/ includes a higher layer: $found"
-found=$(grep -rn '#include "looplab/' "$src/io" | grep -vE '#include "looplab/(util|io)/')
-[ -z "$found" ] || bad "io/ includes a higher layer: $found"
-# The model and the tasks below the run folder and everything that runs a stage.
-found=$(grep -rnE '#include "looplab/(run|stages|train|eval|analysis|sweep|serve|cli)/' "$src/model" "$src/tasks")
-[ -z "$found" ] || bad "model/ or tasks/ includes a higher layer: $found"
+# The layers of docs/architecture.md's drawing, bottom (0) to top: a folder includes only
+# folders of lower layers (its own too); bench/ (beside serve/) only what is below cli/.
+declare -A layer=([util]=0 [platform]=1 [io]=1 [tasks]=2 [distributed]=2 [explore]=2 [model]=3 [data]=3
+  [run]=4 [eval]=5 [train]=6 [analysis]=6 [stages]=7 [sweep]=8 [serve]=9 [cli]=10)
+for dir in "$src"/*/; do
+  d=$(basename "$dir")
+  [ -n "${layer[$d]:-}" ] || { bad "src/looplab/$d/ is in no layer (add it to the drawing and to this test)"; continue; }
+done
+[ -z "$(find "$src" -maxdepth 1 -type f)" ] || bad "files at the top of src/looplab, outside every layer: $(find "$src" -maxdepth 1 -type f)"
+check_includes() {  # FOLDER (a path) LEVEL NAME
+  local n
+  while IFS= read -r hit; do
+    n=$(sed -E 's|.*#include "looplab/([a-z_]+)/.*|\1|' <<<"$hit")
+    [ -n "${layer[$n]:-}" ] || { bad "$3 includes looplab/$n, which is in no layer: $hit"; continue; }
+    [ "$n" = "$3" ] || [ "${layer[$n]}" -lt "$2" ] || bad "$3/ (layer $2) includes $n/ (layer ${layer[$n]}), not below it: ${hit#"$src"/}"
+  done < <(grep -rn '#include "looplab/' "$1")
+}
+for d in "${!layer[@]}"; do check_includes "$src/$d" "${layer[$d]}" "$d"; done
+check_includes "$src/../../bench" 10 bench
 # A task's name as a string literal outside tasks/ (the registry builds every list of them).
 found=$(grep -rnE '"(prefix-sums|sudoku|chess)"' "$src" | grep -v "^$src/tasks/")
 [ -z "$found" ] || bad "a task named outside tasks/: $found"

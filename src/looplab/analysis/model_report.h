@@ -7,7 +7,7 @@
 #include "looplab/analysis/fixed_point.h"
 #include "looplab/data/splits.h"
 #include "looplab/run/reports.h"
-#include "looplab/run/stage_options.h"  // AnalysisOptions
+#include "looplab/analysis/analysis_options.h"
 
 namespace looplab::analysis {
 

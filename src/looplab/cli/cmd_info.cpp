@@ -4,7 +4,7 @@
 #include "looplab/cli/commands.h"
 #include "looplab/model/engine/engine.h"
 #include "looplab/model/summary.h"
-#include "looplab/runtime.h"
+#include "looplab/platform/runtime.h"
 
 namespace looplab::cli {
 

@@ -4,7 +4,7 @@
 
 #include "looplab/cli/commands.h"
 #include "looplab/distributed/ranks.h"
-#include "looplab/runtime.h"
+#include "looplab/platform/runtime.h"
 #include "looplab/sweep/execute.h"
 #include "looplab/sweep/pool.h"
 #include "looplab/sweep/report.h"

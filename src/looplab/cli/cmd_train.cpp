@@ -5,7 +5,7 @@
 #include "looplab/distributed/ranks.h"
 #include "looplab/run/run_folder.h"
 #include "looplab/run/run_options.h"
-#include "looplab/runtime.h"
+#include "looplab/platform/runtime.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/train/trainer.h"
 #include "looplab/util/error.h"
@@ -21,34 +21,6 @@ struct Options {
   // Flags given on the command line, applied over the preset in order.
   std::vector<std::pair<std::string, std::function<void(RunSpec&)>>> overrides;
 };
-
-// One flag per option of the run table (run/run_options.h), recorded in the order given.
-void add_run_options(CLI::App* app, const std::shared_ptr<Options>& o) {
-  for (const RunOption& option : run_options()) {
-    const std::string flag = "--" + option.name + (option.old_name.empty() ? "" : ",--" + option.old_name);
-    auto record = [o, &option](OptionValue v) {
-      o->overrides.emplace_back("--" + option.name, [&option, v](RunSpec& s) { option.apply(s, v); });
-    };
-    switch (option.kind) {
-      case RunOption::Kind::kInt:
-        app->add_option_function<int64_t>(flag, [record](const int64_t& v) { record(v); }, option.help);
-        break;
-      case RunOption::Kind::kUnsigned:
-        app->add_option_function<uint64_t>(
-            flag, [record](const uint64_t& v) { record(static_cast<int64_t>(v)); }, option.help);
-        break;
-      case RunOption::Kind::kNumber:
-        app->add_option_function<double>(flag, [record](const double& v) { record(v); }, option.help);
-        break;
-      case RunOption::Kind::kText:
-        app->add_option_function<std::string>(flag, [record](const std::string& v) { record(v); }, option.help);
-        break;
-      case RunOption::Kind::kFlag:
-        app->add_flag_function(flag, [record](int64_t) { record(true); }, option.help);
-        break;
-    }
-  }
-}
 
 }  // namespace
 
@@ -67,7 +39,10 @@ Command add_train(CLI::App& parent) {
                   "each collective before naming the lost one")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  add_run_options(app, o);
+  // One flag per option of the run table (run/run_options.h), recorded in the order given.
+  add_option_flags<RunSpec>(app, run_options(), [o](const RunOption& option, const OptionValue& v) {
+    o->overrides.emplace_back("--" + option.key, [&option, v](RunSpec& s) { option.set(s, v); });
+  });
   return {app, [o] {
             const torch::Device device = parse_device(o->device);
             // Several ranks when the launcher's environment says so (torchrun's or srun's).

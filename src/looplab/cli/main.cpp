@@ -3,9 +3,10 @@
 #include <iostream>
 #include <vector>
 
-#include "looplab/blas_kernel.h"
+#include "looplab/platform/blas_kernel.h"
 #include "looplab/cli/commands.h"
-#include "looplab/runtime.h"
+#include "looplab/distributed/environment.h"
+#include "looplab/platform/runtime.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
 #include "looplab/util/list.h"
@@ -36,7 +37,7 @@ void add_model_options(CLI::App* app, ModelShape& o) {
 
 int main(int argc, char** argv) {
   using namespace looplab;
-  choose_blas_kernel(argv);  // may re-execute looplab with a better BLAS kernel (blas_kernel.h)
+  choose_blas_kernel(argv);  // may re-execute looplab with a better BLAS kernel (platform/blas_kernel.h)
   configure_allocator(AllocatorPolicy::kSpeed);
   CLI::App app{"looplab: a laboratory for looped and recurrent models", "looplab"};
   app.require_subcommand(1);
@@ -67,7 +68,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    threads = configure_threads(threads);
+    threads = configure_threads(threads > 0 ? threads : default_thread_count());
     for (const auto& c : commands)
       if (c.app->parsed()) c.run();
   } catch (const OptionError& e) {  // the library names the option as in code, the user typed the flag

@@ -126,4 +126,13 @@ int default_threads(const Launch& launch) {
   return std::max(1, cores / std::max(1, launch.local_world_size));
 }
 
+int default_thread_count() {
+  Launch launch;
+  try {
+    launch = launch_from_environment();
+  } catch (const Error&) {
+  }
+  return default_threads(launch);
+}
+
 }  // namespace looplab

@@ -34,5 +34,8 @@ int tasks_on_node(const std::string& tasks_per_node, int node);
 // LibTorch threads per rank when the user sets none: the cores this process may run on,
 // shared by the ranks on its host (at least 1).
 int default_threads(const Launch& launch);
+// default_threads of this process's launch; a malformed launch environment counts as none here
+// (it is train's to report, not every command's).
+int default_thread_count();
 
 }  // namespace looplab

@@ -64,7 +64,7 @@ FixedPointResult solve_fixed_point(const BatchMap& f, const torch::Tensor& x_ini
     r.total_evaluations += b;
     const torch::Tensor Ff = F.reshape({b, n}), G = (F - x).reshape({b, n});
     const torch::Tensor g_norm = G.norm(2, 1).to(torch::kFloat64);  // the residual, for Anderson's safeguard
-    const torch::Tensor rel = relative_step(F, x);
+    const torch::Tensor rel = relative_step_of(g_norm, x);
     const torch::Tensor converged = o.tolerance > 0 ? (rel < o.tolerance) : torch::zeros({b}, rel.options().dtype(torch::kBool));
     const torch::Tensor done = round == o.max_iters ? torch::ones_like(converged) : converged;
 

@@ -1,22 +1,11 @@
 #include "looplab/eval/evaluate.h"
 
-#include "looplab/model/engine/readout.h"
+#include "looplab/eval/readout.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
 #include "looplab/model/relative_step.h"
 
 namespace looplab {
-
-torch::Tensor predict(const torch::Tensor& logits, Decoding decoding) {
-  if (decoding == Decoding::kArgmax) return logits.argmax(-1);
-  const torch::Tensor top2 = std::get<1>(logits.select(-1, 1).topk(2, -1));
-  return torch::zeros(logits.sizes().slice(0, logits.dim() - 1), logits.options().dtype(torch::kInt64))
-      .scatter_(-1, top2, 1);
-}
-
-torch::Tensor predict(const torch::Tensor& logits, const LoopedTransformerImpl& model) {
-  return predict(logits, task(model.config().task).spec().decoding);
-}
 
 CurveReport evaluate_curve(LoopedTransformerImpl& model, const Split& split, int64_t max_iters, int64_t batch,
                            const ProgressFn& progress) {
@@ -50,7 +39,7 @@ CurveReport evaluate_curve(LoopedTransformerImpl& model, const Split& split, int
     torch::Tensor x = loop.x0();
     torch::Tensor previous = predict(loop.logits(x), decoding);
     if (fused_readout_applies(model, x)) {
-      // The same counts in one pass per tile (model/engine/readout.h).
+      // The same counts in one pass per tile (eval/readout.h).
       loop.run(max_iters, [&](int64_t t, const torch::Tensor& next, const torch::Tensor&) {
         const ReadoutCounts c = fused_readout(model, x, next, target, previous, decoding);
         x = next;

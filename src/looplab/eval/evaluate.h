@@ -8,18 +8,12 @@
 #include <vector>
 
 #include "looplab/data/splits.h"
+#include "looplab/eval/readout.h"  // predict
 #include "looplab/model/looped_transformer.h"
 #include "looplab/run/reports.h"
 #include "looplab/tasks/task.h"
 
 namespace looplab {
-
-// The answer from logits [..., L, C_out] -> classes [..., L] by the task's decoding
-// (tasks/task.h): the most likely class per position, or class 1 on the two positions with the
-// largest class-1 logits. An answer is exact when every position equals the target.
-torch::Tensor predict(const torch::Tensor& logits, Decoding decoding);
-// The decoding of the model's task.
-torch::Tensor predict(const torch::Tensor& logits, const LoopedTransformerImpl& model);
 
 // `progress(done, total)` is called after each batch when given.
 using ProgressFn = std::function<void(int64_t, int64_t)>;

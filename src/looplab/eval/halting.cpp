@@ -8,17 +8,12 @@
 
 namespace looplab {
 
-const std::vector<std::string>& halt_rule_names() {
-  static const std::vector<std::string> names = {"learned", "confidence", "fixed-point"};
-  return names;
-}
-
 std::string to_string(HaltRule r) { return halt_rule_names().at(static_cast<size_t>(r)); }
 
 HaltRule parse_halt_rule(const std::string& name) {
   const auto& names = halt_rule_names();
   const auto it = std::find(names.begin(), names.end(), name);
-  if (it == names.end()) throw OptionError("halt", " '" + name + "': expected learned, confidence or fixed-point");
+  if (it == names.end()) throw OptionError("halt", one_of(names)(name));
   return static_cast<HaltRule>(it - names.begin());
 }
 

@@ -16,6 +16,7 @@
 #include <torch/torch.h>
 
 #include "looplab/data/splits.h"
+#include "looplab/eval/eval_options.h"  // halt_rule_names
 #include "looplab/eval/evaluate.h"
 #include "looplab/model/looped_transformer.h"
 #include "looplab/run/reports.h"
@@ -23,7 +24,6 @@
 namespace looplab {
 
 enum class HaltRule { kLearned, kConfidence, kFixedPoint };
-const std::vector<std::string>& halt_rule_names();  // "learned", "confidence", "fixed-point"
 std::string to_string(HaltRule r);
 // Throws OptionError("halt", ...) listing the names.
 HaltRule parse_halt_rule(const std::string& name);

@@ -1,6 +1,6 @@
 #include "looplab/model/looped_transformer.h"
 
-#include "looplab/runtime.h"
+#include "looplab/platform/runtime.h"
 
 #include <cmath>
 #include <limits>

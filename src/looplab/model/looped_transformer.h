@@ -144,7 +144,7 @@ class LoopedTransformerImpl : public torch::nn::Module {
   torch::Tensor halt_logits(const torch::Tensor& state);
 
 
-  // Mixed precision (runtime.h, "bf16-mixed"): every Loop of this model runs its projection,
+  // Mixed precision (platform/runtime.h, "bf16-mixed"): every Loop of this model runs its projection,
   // iterations and head under bfloat16 autocast, its weights staying float32; the head's logits
   // come back in float32 for the loss and the readout. Off by default. On the CPU's fused engine
   // (model/engine/engine.h) every product is then bfloat16 with float32 accumulation and output

@@ -5,9 +5,12 @@
 namespace looplab {
 
 torch::Tensor relative_step(const torch::Tensor& next, const torch::Tensor& x) {
-  const torch::Tensor step = (next - x).flatten(1).norm(2, 1).to(torch::kFloat64);  // [B]
-  const torch::Tensor size = x.flatten(1).norm(2, 1).to(torch::kFloat64);           // [B]
-  return step / size.clamp_min(std::numeric_limits<double>::min());
+  return relative_step_of((next - x).flatten(1).norm(2, 1).to(torch::kFloat64), x);  // [B]
+}
+
+torch::Tensor relative_step_of(const torch::Tensor& step_norm, const torch::Tensor& x) {
+  const torch::Tensor size = x.flatten(1).norm(2, 1).to(torch::kFloat64);  // [B]
+  return step_norm / size.clamp_min(std::numeric_limits<double>::min());
 }
 
 double batch_relative_step(const torch::Tensor& next, const torch::Tensor& x) {

@@ -13,6 +13,8 @@ namespace looplab {
 // Per example: next, x [B, ...] -> [B] float64 on x's device. Each norm is taken in the state's
 // dtype and the ratio in float64; a zero state divides by the smallest positive double.
 torch::Tensor relative_step(const torch::Tensor& next, const torch::Tensor& x);
+// The same from the step's norm ||next - x|| [B] float64, where the caller has it already.
+torch::Tensor relative_step_of(const torch::Tensor& step_norm, const torch::Tensor& x);
 
 // Over the whole batch as one vector, as a double (a zero state: over 1e-30).
 double batch_relative_step(const torch::Tensor& next, const torch::Tensor& x);

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "looplab/io/json_reader.h"
+#include "looplab/io/option_json.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
 
@@ -31,43 +32,78 @@ RunSpec preset_spec(const std::string& preset, const std::string& task_name, Rec
   return s;
 }
 
+namespace {
+const std::vector<std::string>& gradient_names() {
+  static const std::vector<std::string> names = {"bptt", "one-step", "phantom", "implicit"};
+  return names;
+}
+}  // namespace
+
 GradientMethod parse_gradient_method(const std::string& name) {
-  static const std::pair<const char*, GradientMethod> names[] = {{"bptt", GradientMethod::kBptt},
-                                                                 {"one-step", GradientMethod::kOneStep},
-                                                                 {"phantom", GradientMethod::kPhantom},
-                                                                 {"implicit", GradientMethod::kImplicit}};
-  for (const auto& [n, m] : names)
-    if (name == n) return m;
-  throw OptionError("gradient", " '" + name + "': expected bptt, one-step, phantom or implicit");
+  static const GradientMethod methods[] = {GradientMethod::kBptt, GradientMethod::kOneStep, GradientMethod::kPhantom,
+                                           GradientMethod::kImplicit};
+  for (size_t i = 0; i < gradient_names().size(); ++i)
+    if (name == gradient_names()[i]) return methods[i];
+  throw OptionError("gradient", one_of(gradient_names())(name));
+}
+
+const OptionTable<TrainOptions>& train_option_table() {
+  using T = TrainOptions;
+  // docs/presets.md lists the presets' values; docs/training-methods.md the gradients.
+  static const OptionTable<T> table = {
+      option("preset", &T::preset, "the preset the run started from (chosen by --preset)").file_only(),
+      option("lr", &T::lr, "peak learning rate", positive()),
+      option("epochs", &T::epochs, "epochs (with --resume: the new total)", at_least<int64_t>(1)),
+      option("cooldown-epoch", &T::cooldown_epoch, "first epoch of the 10x cool-down (paper: 60)"),
+      option("batch", &T::batch, "batch size", at_least<int64_t>(1)),
+      option("seed", &T::seed, "seed of initialization, shuffling and n/k draws"),
+      option("training-iters", &T::training_iters, "T, the training iterations: the most the progressive loss runs",
+             at_least<int64_t>(1)).was("max-iters"),
+      option("alpha", &T::alpha, "progressive-loss weight (1: progressive loss only)", within(0, 1)),
+      option("weight-decay", &T::weight_decay, "AdamW's decoupled weight decay (the weight matrices' group)",
+             at_least(0.0)),
+      option("clip", &T::clip, "the gradient's largest global norm", positive()),
+      option("eval-batch", &T::eval_batch, "examples per batch of the val accuracy after each epoch",
+             at_least<int64_t>(1)),
+      option("recompute", &T::recompute, "recompute each gradient iteration in the backward pass (flat memory in k)"),
+      option("dtype", &T::dtype, "float32, float64 or bfloat16 (bfloat16 weights and AdamW: docs/performance.md)",
+             one_of({"float32", "float64", "bfloat16", "float16"})),
+      option("precision", &T::precision,
+             "float32, or bf16-mixed: bfloat16 products over float32 weights (paper preset: bf16-mixed on a CPU "
+             "with AVX512-BF16 or on CUDA)",
+             one_of({"float32", "bf16-mixed"})).added_later(),  // absent from schema 1: float32
+      option("gradient", &T::gradient,
+             "how the gradient is taken: bptt (the progressive loss), one-step, phantom or implicit "
+             "(docs/training-methods.md)",
+             one_of(gradient_names())).added_later(),
+      option("phantom-steps", &T::phantom_steps, "phantom: damped steps with gradient from the fixed point",
+             at_least<int64_t>(1)).added_later(),
+      option("phantom-damping", &T::phantom_damping, "phantom: the damping d of x <- d f(x) + (1 - d) x",
+             within(0, 1, true)).added_later(),
+      option("batch-tolerance", &T::batch_tolerance,
+             "phantom and implicit: the batch's relative step ||X_{t+1} - X_t|| / ||X_t|| at which the forward "
+             "(and adjoint) solve stops",
+             positive()).was("tolerance").added_later(),
+      option("jacobian-weight", &T::jacobian_weight,
+             "G of the Jacobian penalty G ||df/dx||_F^2 / (L d), one random projection per example (0: off)",
+             at_least(0.0)).added_later(),
+      option("ema", &T::ema,
+             "decay of an exponential moving average of the weights, which val, model and best then use (0: off)",
+             within(0, 1, false, true)).added_later(),
+      option("halt-weight", &T::halt_weight, "the halting head's binary cross-entropy weight in the loss",
+             at_least(0.0)).added_later(),
+  };
+  return table;
 }
 
 void check(const RunSpec& s) {
   const TrainOptions& o = s.train;
-  auto need = [](bool ok, const char* option, const std::string& rest) {
-    if (!ok) throw OptionError(option, rest);
-  };
-  need(o.lr > 0, "lr", " must be positive");
-  need(o.epochs >= 1, "epochs", " must be >= 1");
-  need(o.batch >= 1, "batch", " must be >= 1");
-  need(o.eval_batch >= 1, "eval_batch", " must be >= 1");
-  need(o.training_iters >= 1, "training_iters", " must be >= 1");
-  need(o.alpha >= 0 && o.alpha <= 1, "alpha", " must lie in [0, 1]");
-  need(o.clip > 0, "clip", " must be positive");
-  // The names parse_dtype (runtime.h) accepts; checked here without LibTorch.
-  need(o.dtype == "float32" || o.dtype == "float64" || o.dtype == "bfloat16" || o.dtype == "float16", "dtype",
-       " '" + o.dtype + "': unknown dtype (expected float32, float64, bfloat16 or float16)");
-  need(o.precision == "float32" || o.precision == "bf16-mixed", "precision",
-       " '" + o.precision + "': expected float32 or bf16-mixed");
-  parse_gradient_method(o.gradient);
-  need(o.gradient == "bptt" || o.alpha == 1, "alpha", " must be 1 with --gradient " + o.gradient);
-  need(o.phantom_steps >= 1, "phantom_steps", " must be >= 1");
-  need(o.phantom_damping > 0 && o.phantom_damping <= 1, "phantom_damping", " must lie in (0, 1]");
-  need(o.tolerance > 0, "tolerance", " must be positive");
-  need(o.jacobian_weight >= 0, "jacobian_weight", " must be >= 0");
-  need(o.ema >= 0 && o.ema < 1, "ema", " must lie in [0, 1)");
-  need(o.halt_weight >= 0, "halt_weight", " must be >= 0");
-  need(o.precision == "float32" || o.dtype == "float32", "precision",
-       " bf16-mixed keeps float32 weights: it needs --dtype float32, not " + o.dtype);
+  check_options(train_option_table(), o);
+  check_options(data_option_table(), s.data);
+  // The checks that join two options.
+  if (o.gradient != "bptt" && o.alpha != 1) throw OptionError("alpha", " must be 1 with --gradient " + o.gradient);
+  if (o.precision != "float32" && o.dtype != "float32")
+    throw OptionError("precision", " bf16-mixed keeps float32 weights: it needs --dtype float32, not " + o.dtype);
   validate(s.model);
 }
 
@@ -88,48 +124,13 @@ std::vector<std::string> differences(const RunSpec& here, const RunSpec& there) 
   return out;
 }
 
-json to_json(const TrainOptions& o) {
-  return {{"preset", o.preset},       {"lr", o.lr},
-          {"epochs", o.epochs},       {"batch", o.batch},
-          {"seed", o.seed},           {"training_iters", o.training_iters},
-          {"alpha", o.alpha},         {"weight_decay", o.weight_decay},
-          {"clip", o.clip},           {"cooldown_epoch", o.cooldown_epoch},
-          {"eval_batch", o.eval_batch}, {"recompute", o.recompute},
-          {"dtype", o.dtype},         {"precision", o.precision},
-          {"gradient", o.gradient},   {"phantom_steps", o.phantom_steps},
-          {"phantom_damping", o.phantom_damping}, {"tolerance", o.tolerance},
-          {"jacobian_weight", o.jacobian_weight}, {"ema", o.ema}, {"halt_weight", o.halt_weight}};
-}
+json to_json(const TrainOptions& o) { return options_to_json(train_option_table(), o); }
 
 TrainOptions train_options_from_json(const json& j, const std::string& source) {
   using namespace json_reader;
   return read_typed<TrainOptions>(j, source, [](const json& j) {
     TrainOptions o;
-    nested("train", [&] {
-      need_object(j);
-      get(j, "preset", o.preset);
-      get(j, "lr", o.lr);
-      get(j, "epochs", o.epochs);
-      get(j, "batch", o.batch);
-      get(j, "seed", o.seed);
-      get(j, j.contains("training_iters") ? "training_iters" : "max_iters", o.training_iters);  // max_iters: version <= 2
-      get(j, "alpha", o.alpha);
-      get(j, "weight_decay", o.weight_decay);
-      get(j, "clip", o.clip);
-      get(j, "cooldown_epoch", o.cooldown_epoch);
-      get(j, "eval_batch", o.eval_batch);
-      get(j, "recompute", o.recompute);
-      get(j, "dtype", o.dtype);
-      get_optional(j, "precision", o.precision);  // absent from schema-1 files, which trained in float32 (or --dtype)
-      // Absent from files before --gradient (2026-12-03): bptt.
-      get_optional(j, "gradient", o.gradient);
-      get_optional(j, "phantom_steps", o.phantom_steps);
-      get_optional(j, "phantom_damping", o.phantom_damping);
-      get_optional(j, "tolerance", o.tolerance);
-      get_optional(j, "jacobian_weight", o.jacobian_weight);  // absent before 2026-12-04: off
-      get_optional(j, "ema", o.ema);
-      get_optional(j, "halt_weight", o.halt_weight);
-    });
+    nested("train", [&] { options_from_json(train_option_table(), j, o); });
     return o;
   });
 }

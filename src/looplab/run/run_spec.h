@@ -10,6 +10,7 @@
 
 #include "looplab/model/config.h"
 #include "looplab/tasks/task.h"
+#include "looplab/util/options.h"
 
 namespace looplab {
 
@@ -43,7 +44,7 @@ struct TrainOptions {
   bool recompute = false;
   std::string dtype = "float32";
   // "float32", or "bf16-mixed": bfloat16 products under autocast over float32 weights, AdamW
-  // state and reductions (runtime.h), as the paper trained. The paper preset asks for it;
+  // state and reductions (platform/runtime.h), as the paper trained. The paper preset asks for it;
   // where bf16_mixed_supported() is false, train() takes float32 for that preset and says so.
   std::string precision = "float32";
   // How the gradient is taken (train/progressive_loss.h, `--gradient`): "bptt", the progressive
@@ -51,12 +52,13 @@ struct TrainOptions {
   // of the n + k iterations only; "phantom", from the fixed point reached without gradient,
   // `phantom_steps` damped steps x <- d f(x) + (1 - d) x (d = `phantom_damping`) with gradient;
   // "implicit", at the fixed point by the implicit-function theorem (the adjoint solved by
-  // fixed-point iteration). phantom and implicit iterate to `tolerance` (the relative step), at
-  // most T iterations, and need alpha 1.
+  // fixed-point iteration). phantom and implicit iterate until the batch's relative step
+  // ||X_{t+1} - X_t|| / ||X_t|| (model/relative_step.h) is below `batch_tolerance`, at most T
+  // iterations, and need alpha 1. training.json's "batch_tolerance" (before 2026-12-07: "tolerance").
   std::string gradient = "bptt";
   int64_t phantom_steps = 5;
   double phantom_damping = 0.5;
-  double tolerance = 1e-4;
+  double batch_tolerance = 1e-4;
   // The Jacobian penalty's weight G (train/jacobian_penalty.h, `--jacobian-weight`): the loss
   // gains G ||df/dx||_F^2 / (L d), estimated with one Gaussian projection per example at the
   // state where the loss is read (bptt, one-step: x_{n+k}; phantom: after the damped steps;
@@ -90,6 +92,10 @@ struct RunSpec {
 
 // The named preset ("paper": the paper's sizes, "cpu": for 2 cores) of a task and variant.
 RunSpec preset_spec(const std::string& preset, const std::string& task, Recall recall, Norm norm);
+
+// TrainOptions's table (util/options.h): its flags (through run/run_options.h's run_options),
+// its sweep keys, training.json's "train" object and the checks.
+const OptionTable<TrainOptions>& train_option_table();
 
 // Throws OptionError naming the first bad training option (or looplab::Error for the model).
 void check(const RunSpec& spec);

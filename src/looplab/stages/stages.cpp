@@ -17,7 +17,7 @@
 #include "looplab/io/tensor_io.h"
 #include "looplab/run/model_folder.h"
 #include "looplab/run/run_folder.h"
-#include "looplab/runtime.h"
+#include "looplab/platform/runtime.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/util/error.h"
 #include "looplab/util/progress.h"
@@ -89,16 +89,6 @@ void write_partial(const std::string& file, const nlohmann::json& settings, cons
     splits[name] = {{"done", s.done}, {"exact", s.exact}, {"positions_right", s.positions_right}, {"step", s.step},
                     {"unchanged", s.unchanged}};
   write_file_atomic(file, nlohmann::json{{"schema_version", 2}, {"settings", settings}, {"splits", splits}}.dump() + "\n");
-}
-
-void check(const EvalRunOptions& o) {
-  if (o.first < 1 || o.last < o.first) throw Error("--iters: need 1 <= FIRST <= LAST");
-  if (o.batch < 1 || o.count < 0) throw Error("--batch must be >= 1 and --count >= 0");
-  if (o.tolerance < 0 || o.anderson < 0) throw Error("--early-exit and --anderson must be >= 0");
-  if (o.halt_threshold < 0) throw Error("--halt-threshold must be >= 0");
-  if (o.halt_threshold > 0 && o.halt.size() != 1) throw Error("--halt-threshold needs exactly one --halt rule");
-  for (const std::string& rule : o.halt) parse_halt_rule(rule);
-  eval_kind(o);
 }
 
 // The rules of o.halt with their thresholds; none given: every rule the model has.
@@ -216,19 +206,6 @@ ScalingReport evaluate_run_scaling(const std::string& dir, const EvalRunOptions&
   return report;
 }
 
-EvalKind eval_kind(const EvalRunOptions& o) {
-  const char* accelerated = o.tolerance > 0 ? "--early-exit" : o.anderson > 0 ? "--anderson" : nullptr;
-  const char* stopping = o.scaling ? "--scaling" : !o.halt.empty() ? "--halt" : nullptr;
-  if (accelerated && stopping)
-    throw Error(std::string(stopping) + " and " + accelerated + " ask for two evaluations (" + stopping +
-                ": every example runs all iterations and is stopped by the halting rules; " + accelerated +
-                ": each example stops at its own convergence): run them as two evaluations");
-  if (o.scaling) return EvalKind::kScaling;
-  if (!o.halt.empty()) return EvalKind::kHalting;
-  if (accelerated) return EvalKind::kAccelerated;
-  return EvalKind::kCurve;
-}
-
 std::string run_evaluation(const std::string& dir, const EvalRunOptions& o, bool json) {
   const RunFolder run(dir);
   auto shown = [&](const auto& report, const std::string& table, const char* file) {
@@ -257,7 +234,7 @@ AcceleratedReport evaluate_run_accelerated(const std::string& dir, const EvalRun
   Evaluation e(dir, o);
   FixedPointOptions fp;
   fp.max_iters = o.last;
-  fp.tolerance = o.tolerance;
+  fp.tolerance = o.early_exit;
   fp.anderson = o.anderson;
   DataOptions data = e.run.evaluation_data();
   AcceleratedReport report{AcceleratedReport::kSchemaVersion, e.weights, fp.max_iters, fp.tolerance, fp.anderson, {}};
@@ -273,10 +250,7 @@ AcceleratedReport evaluate_run_accelerated(const std::string& dir, const EvalRun
 }
 
 AnalysisReport analyze_run(const std::string& dir, const AnalyzeRunOptions& o, std::string* text) {
-  const analysis::AnalysisOptions& a = o.analysis;
-  if (o.count < 1 || a.convergence.max_iters < 1 || a.detail_count < 0 || a.batch < 1 || a.arnoldi_steps < 1 ||
-      !(a.convergence.tolerance > 0))
-    throw Error("--count, --iters, --batch and --arnoldi-steps must be >= 1, --detail >= 0, --tolerance > 0");
+  check(o);
   const RunFolder run(dir);
   const std::string weights = run.weights(o.weights);
   const torch::Device device = parse_device(o.device);

@@ -9,7 +9,8 @@
 
 #include "looplab/analysis/model_report.h"
 #include "looplab/run/reports.h"
-#include "looplab/run/stage_options.h"
+#include "looplab/analysis/analysis_options.h"
+#include "looplab/eval/eval_options.h"
 
 namespace looplab {
 
@@ -20,7 +21,7 @@ namespace looplab {
 EvalReport evaluate_run(const std::string& dir, const EvalRunOptions& o);
 
 // The cheaper evaluation of eval/accelerated.h (`looplab eval --early-exit/--anderson`): each
-// example stops at its convergence (o.tolerance), at most o.last iterations, with Anderson
+// example stops at its convergence (o.early_exit), at most o.last iterations, with Anderson
 // acceleration of memory o.anderson. Writes DIR/eval_accelerated.json.
 AcceleratedReport evaluate_run_accelerated(const std::string& dir, const EvalRunOptions& o);
 
@@ -33,11 +34,7 @@ HaltReport evaluate_run_halting(const std::string& dir, const EvalRunOptions& o)
 // DIR/eval_scaling.json.
 ScalingReport evaluate_run_scaling(const std::string& dir, const EvalRunOptions& o);
 
-// The evaluation o's flags ask for. Throws looplab::Error naming both flags where two ask for
-// different evaluations (--scaling or --halt with --early-exit or --anderson).
-EvalKind eval_kind(const EvalRunOptions& o);
-
-// `looplab eval`: the evaluation o asks for (eval_kind), run and written; returns its report as JSON (`json`) or its table and the file
+// `looplab eval`: the evaluation o asks for (eval_kind, eval/eval_options.h), run and written; returns its report as JSON (`json`) or its table and the file
 // written, as the command prints it.
 std::string run_evaluation(const std::string& dir, const EvalRunOptions& o, bool json);
 

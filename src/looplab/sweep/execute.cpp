@@ -8,7 +8,7 @@
 #include "looplab/io/atomic_file.h"
 #include "looplab/run/run_folder.h"
 #include "looplab/stages/stages.h"
-#include "looplab/runtime.h"
+#include "looplab/platform/runtime.h"
 #include "looplab/sweep/state.h"
 #include "looplab/train/trainer.h"
 #include "looplab/util/error.h"

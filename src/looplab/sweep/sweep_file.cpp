@@ -55,7 +55,7 @@ class Reader {
     const auto& preset = preset_keys();
     if (std::find(preset.begin(), preset.end(), key) != preset.end() || find_run_option(key)) return;
     std::vector<std::string> names = preset;
-    for (const RunOption& o : run_options()) names.push_back(o.name);
+    for (const RunOption& o : run_options()) names.push_back(o.key);
     const std::string near = nearest(key, names);
     fail(line, key, "unknown option" + (near.empty() ? std::string(" (see `looplab train --help`)") : ", did you mean '" + near + "'?"));
   }
@@ -65,7 +65,15 @@ class Reader {
     if (const auto* d = n.as_floating_point()) return d->get();
     if (const auto* s = n.as_string()) return s->get();
     if (const auto* b = n.as_boolean()) return b->get();
-    fail(line_of(n), key, "expected an integer, a number, a string or a boolean");
+    if (const auto* a = n.as_array()) {  // a list of strings ([eval]'s split)
+      std::vector<std::string> out;
+      for (const toml::node& e : *a) {
+        if (!e.is_string()) fail(line_of(e), key, "expected a list of strings");
+        out.push_back(e.as_string()->get());
+      }
+      if (!out.empty()) return out;
+    }
+    fail(line_of(n), key, "expected an integer, a number, a string, a boolean or a list of strings");
   }
 
   // `table` may hold only `allowed` keys.
@@ -86,22 +94,42 @@ class Reader {
     return n->as_table();
   }
 
-  int64_t integer(const toml::node& n, const std::string& key, int64_t least) const {
-    const auto* i = n.as_integer();
-    if (!i) fail(line_of(n), key, "expected an integer");
-    if (i->get() < least) fail(line_of(n), key, "must be >= " + std::to_string(least));
-    return i->get();
-  }
-
-  std::vector<std::string> strings(const toml::node& n, const std::string& key) const {
-    const auto* a = n.as_array();
-    if (!a || a->empty()) fail(line_of(n), key, "expected a non-empty list of strings");
-    std::vector<std::string> out;
-    for (const toml::node& e : *a) {
-      if (!e.is_string()) fail(line_of(e), key, "expected a string");
-      out.push_back(e.as_string()->get());
+  // A table of looplab eval's or analyze's options (eval/eval_options.h,
+  // analysis/analysis_options.h): its keys are their flags' names (the ones a sweep takes), each
+  // value set and checked as the flag's would be; `extra` keys are the caller's.
+  template <typename S>
+  void options(const toml::table& t, const OptionTable<S>& table, S& s, const std::string& where,
+               const std::vector<std::string>& extra = {}) const {
+    std::vector<std::string> allowed = extra;
+    for (const Option<S>& o : table)
+      if (o.is_flag && o.in_sweeps) {
+        allowed.push_back(o.key);
+        if (!o.old_key.empty()) allowed.push_back(o.old_key);
+      }
+    only(t, allowed, where);  // an unknown key, or a command-line-only flag, is named with the nearest one
+    for (const auto& [key, v] : in_file_order(t)) {
+      const Option<S>* o = find_option(table, key);
+      if (!o) continue;  // an extra key
+      try {
+        o->set(s, value(*v, key));
+      } catch (const Error& e) {
+        fail(line_of(*v), key, e.what());
+      }
     }
-    return out;
+    try {
+      check(s);
+    } catch (const OptionError& e) {
+      std::string key = e.option();
+      std::replace(key.begin(), key.end(), '_', '-');
+      const toml::node* n = t.get(key);
+      const Option<S>* o = find_option(table, key);
+      if (!n && o && !o->old_key.empty()) n = t.get(o->old_key);
+      std::string rest = e.rest();
+      if (!rest.empty() && (rest[0] == ' ' || rest[0] == ':')) rest.erase(0, rest.find_first_not_of(": "));
+      fail(n ? line_of(*n) : 0, key, rest);
+    } catch (const Error& e) {
+      fail(0, "", where + ": " + e.what());
+    }
   }
 
   // The settings of a table whose values are single values ([base], an [[include]]).
@@ -197,7 +225,7 @@ RunSpec make_spec(const Reader& r, const std::vector<Setting>& settings) {
   guard(norm_line, "norm", [&] { nm = parse_norm(norm); });
   guard(preset_line, "preset", [&] { spec = preset_spec(preset, task_name, rc, nm); });
   for (const Setting& s : settings)
-    if (const RunOption* o = find_run_option(s.key)) guard(s.line, s.key, [&] { o->apply(spec, s.value); });
+    if (const RunOption* o = find_run_option(s.key)) guard(s.line, s.key, [&] { o->set(spec, s.value); });
   try {
     check(spec);
   } catch (const OptionError& e) {
@@ -338,32 +366,14 @@ Sweep load_sweep(const std::string& file) {
   }
   if (sw.runs.empty()) r.fail(0, "", "no runs (every run of the axes is excluded)");
 
-  if (const toml::table* t = r.table(root, "eval")) {
-    r.only(*t, {"splits", "iters", "count", "batch"}, "[eval]");
-    if (const toml::node* n = t->get("splits")) sw.eval.splits = r.strings(*n, "splits");
-    if (const toml::node* n = t->get("iters")) sw.eval.last = r.integer(*n, "iters", 1);
-    if (const toml::node* n = t->get("count")) sw.eval.count = r.integer(*n, "count", 0);
-    if (const toml::node* n = t->get("batch")) sw.eval.batch = r.integer(*n, "batch", 1);
-  }
+  if (const toml::table* t = r.table(root, "eval")) r.options(*t, eval_option_table(), sw.eval, "[eval]");
   if (const toml::table* t = r.table(root, "analyze")) {
-    r.only(*t, {"enabled", "splits", "count", "detail", "iters", "tolerance"}, "[analyze]");
     if (const toml::node* n = t->get("enabled")) {
       if (!n->is_boolean()) r.fail(line_of(*n), "enabled", "expected true or false");
       sw.analyze_enabled = n->as_boolean()->get();
     }
-    if (const toml::node* n = t->get("splits")) sw.analyze.splits = r.strings(*n, "splits");
-    if (const toml::node* n = t->get("count")) sw.analyze.count = r.integer(*n, "count", 1);
-    if (const toml::node* n = t->get("detail")) sw.analyze.analysis.detail_count = r.integer(*n, "detail", 0);
-    if (const toml::node* n = t->get("iters")) sw.analyze.analysis.convergence.max_iters = r.integer(*n, "iters", 1);
-    if (const toml::node* n = t->get("tolerance")) {
-      const auto v = n->value<double>();
-      if (!v || !(*v > 0)) r.fail(line_of(*n), "tolerance", "expected a number > 0");
-      sw.analyze.analysis.convergence.tolerance = *v;
-    }
+    r.options(*t, analyze_option_table(), sw.analyze, "[analyze]", {"enabled"});
   }
-  for (const auto& splits : {sw.eval.splits, sw.analyze.splits})
-    for (const std::string& s : splits)
-      if (s != "train" && s != "val" && s != "hard") r.fail(0, "splits", "unknown split '" + s + "' (train, val, hard)");
   return sw;
 }
 

@@ -10,7 +10,8 @@
 
 #include "looplab/run/run_options.h"
 #include "looplab/run/run_spec.h"
-#include "looplab/run/stage_options.h"
+#include "looplab/analysis/analysis_options.h"
+#include "looplab/eval/eval_options.h"
 
 namespace looplab::sweep {
 
@@ -37,7 +38,7 @@ struct Sweep {
   std::vector<Run> runs;
   // After training each run writes eval.json (accuracy at iterations 1..iters of each split)
   // and, unless analyze_enabled is false, analysis.json. The options are looplab eval's and
-  // looplab analyze's (run/stage_options.h), with their defaults; the file sets some of them.
+  // looplab analyze's (eval/eval_options.h, analysis/analysis_options.h), with their defaults; the file sets some of them.
   EvalRunOptions eval;        // [eval]: splits, iters (its last), count, batch
   AnalyzeRunOptions analyze;  // [analyze]: splits, count, detail, iters, tolerance
   bool analyze_enabled = true;

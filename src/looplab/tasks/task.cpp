@@ -1,6 +1,7 @@
 #include "looplab/tasks/task.h"
 
 #include "looplab/io/json_reader.h"
+#include "looplab/io/option_json.h"
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -46,32 +47,35 @@ std::string DataOptions::resolve(const std::string& f) const {
   return (std::filesystem::path(base_dir) / f).string();
 }
 
-nlohmann::json to_json(const DataOptions& s) {
-  return {{"task", s.task},           {"train_count", s.train_count}, {"val_count", s.val_count},
-          {"hard_count", s.hard_count}, {"train_bits", s.train_bits},   {"hard_bits", s.hard_bits},
-          {"seed", s.seed},           {"train_file", s.train_file},   {"val_file", s.val_file},
-          {"hard_file", s.hard_file}, {"data_file", s.data_file},     {"skip_bad", s.skip_bad}};
+const OptionTable<DataOptions>& data_option_table() {
+  using D = DataOptions;
+  static const OptionTable<D> table = {
+      option("task", &D::task, "the task (chosen by --task)").file_only(),
+      option("train-count", &D::train_count, "training examples", at_least<int64_t>(0)),
+      option("val-count", &D::val_count, "val examples", at_least<int64_t>(0)),
+      option("hard-count", &D::hard_count, "hard examples", at_least<int64_t>(0)),
+      option("train-bits", &D::train_bits, "1-D tasks: train and val length", at_least<int64_t>(1)),
+      option("hard-bits", &D::hard_bits, "1-D tasks: hard length", at_least<int64_t>(1)),
+      option("data-seed", &D::seed, "seed of the generated data").in_json_as("seed"),
+      option("train-file", &D::train_file, "CSV of training examples (replaces generated ones)").added_later(),
+      option("val-file", &D::val_file, "CSV of val examples").added_later(),
+      option("hard-file", &D::hard_file, "CSV of hard examples").added_later(),
+      option("data-file", &D::data_file,
+             "one file of rated examples to split by rating into easy (train, val) and hard (see the task's docs; "
+             "a task that needs one and has none makes a pool from --data-seed)")
+          .added_later(),
+      option("skip-bad", &D::skip_bad, "count and skip bad rows of the data files").added_later(),
+  };
+  return table;
 }
+
+nlohmann::json to_json(const DataOptions& s) { return options_to_json(data_option_table(), s); }
 
 DataOptions data_options_from_json(const nlohmann::json& j, const std::string& source) {
   using namespace json_reader;
   return read_typed<DataOptions>(j, source, [](const nlohmann::json& j) {
     DataOptions s;
-    nested("data", [&] {
-      need_object(j);
-      get(j, "task", s.task);
-      get(j, "train_count", s.train_count);
-      get(j, "val_count", s.val_count);
-      get(j, "hard_count", s.hard_count);
-      get(j, "train_bits", s.train_bits);
-      get(j, "hard_bits", s.hard_bits);
-      get(j, "seed", s.seed);
-      get_optional(j, "train_file", s.train_file);
-      get_optional(j, "val_file", s.val_file);
-      get_optional(j, "hard_file", s.hard_file);
-      get_optional(j, "data_file", s.data_file);
-      get_optional(j, "skip_bad", s.skip_bad);
-    });
+    nested("data", [&] { options_from_json(data_option_table(), j, s); });
     return s;
   });
 }

@@ -15,6 +15,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "looplab/util/options.h"
+
 namespace looplab {
 
 // How logits [positions, C_out] become an answer (a class per position). An answer is exact
@@ -66,6 +68,9 @@ struct DataOptions {
 // The same options with every relative file name made absolute against the working folder
 // (what training.json records for files named on a command line or in a sweep file).
 DataOptions with_absolute_files(DataOptions d);
+// DataOptions's table (util/options.h): the flags and sweep keys of `looplab train`, training.json's
+// "data" object (the seed's key there is "seed") and the checks.
+const OptionTable<DataOptions>& data_option_table();
 nlohmann::json to_json(const DataOptions& d);
 DataOptions data_options_from_json(const nlohmann::json& j, const std::string& source);
 

@@ -78,7 +78,7 @@ LossResult fixed_point_backward(LoopedTransformerImpl& model, const torch::Tenso
   {
     torch::NoGradGuard no_grad;
     const StillResult forward =
-        solve_until_still(loop.x0().detach(), o.max_iters, o.tolerance, [&](const torch::Tensor& s) { return loop.step(s); });
+        solve_until_still(loop.x0().detach(), o.max_iters, o.batch_tolerance, [&](const torch::Tensor& s) { return loop.step(s); });
     x = forward.x;
     st.forward_iters = forward.iters;
     st.forward_converged = forward.still;
@@ -103,7 +103,7 @@ LossResult fixed_point_backward(LoopedTransformerImpl& model, const torch::Tenso
   // One iteration at x* with its graph: J^T u by vector-Jacobian products, then u into the
   // parameters (and through Wh x0 into the projection).
   const torch::Tensor y = loop.step(xs);
-  const StillResult adjoint = solve_until_still(g, o.max_iters, o.tolerance, [&](const torch::Tensor& u) {
+  const StillResult adjoint = solve_until_still(g, o.max_iters, o.batch_tolerance, [&](const torch::Tensor& u) {
     return g + torch::autograd::grad({y}, {xs}, {u}, /*retain_graph=*/true)[0];
   });
   const torch::Tensor u = adjoint.x;

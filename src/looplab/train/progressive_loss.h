@@ -23,7 +23,7 @@ LossResult progressive_backward(LoopedTransformerImpl& model, const torch::Tenso
 
 // The gradient at the fixed point (TrainOptions::gradient "phantom" and "implicit"). Forward:
 // from x0 without gradient until the relative step ||x_{t+1} - x_t|| / ||x_t|| of the batch is
-// below `tolerance`, at most `max_iters` iterations.
+// below `batch_tolerance`, at most `max_iters` iterations.
 //  - phantom: then `phantom_steps` steps x <- d f(x) + (1 - d) x with gradient, the loss after
 //    the last (with d = 1 and no convergence, BPTT through phantom_steps iterations from x_n);
 //  - implicit: the loss at x*, and the adjoint u = g + J^T u (g = dL/dx*, J = df/dx at x*) by
@@ -33,7 +33,7 @@ LossResult progressive_backward(LoopedTransformerImpl& model, const torch::Tenso
 struct FixedPointGradient {
   bool implicit = false;  // else phantom
   int64_t max_iters = 30;
-  double tolerance = 1e-4;
+  double batch_tolerance = 1e-4;
   int64_t phantom_steps = 5;
   double phantom_damping = 0.5;
 };

@@ -13,7 +13,7 @@
 #include "looplab/run/checkpoint.h"
 #include "looplab/run/model_folder.h"
 #include "looplab/run/run_folder.h"
-#include "looplab/runtime.h"
+#include "looplab/platform/runtime.h"
 #include "looplab/tasks/registry.h"
 #include "looplab/train/adamw.h"
 #include "looplab/train/halt_loss.h"
@@ -200,7 +200,7 @@ BatchFigures batch_backward(LoopedTransformerImpl& model, const TrainOptions& o,
 void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerImpl& model, AdamW& optimizer,
                 WeightAverage* ema, Random& rng, Checkpoint state, Ranks& ranks) {
   // --recompute is a request for memory over speed: glibc's own allocation policy keeps the
-  // peak at what is alive at once (runtime.h).
+  // peak at what is alive at once (platform/runtime.h).
   if (spec.train.recompute) configure_allocator(AllocatorPolicy::kFootprint);
   const TrainOptions& o = spec.train;
   const GradientMethod method = parse_gradient_method(o.gradient);
@@ -221,7 +221,7 @@ void run_epochs(const std::string& dir, const RunSpec& spec, LoopedTransformerIm
   FixedPointGradient fixed_point;  // phantom and implicit
   fixed_point.implicit = method == GradientMethod::kImplicit;
   fixed_point.max_iters = T;
-  fixed_point.tolerance = o.tolerance;
+  fixed_point.batch_tolerance = o.batch_tolerance;
   fixed_point.phantom_steps = o.phantom_steps;
   fixed_point.phantom_damping = o.phantom_damping;
 

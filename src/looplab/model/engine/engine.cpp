@@ -7,9 +7,9 @@
 
 #include "looplab/model/engine/block.h"
 #include "looplab/model/engine/products.h"
-#include "looplab/blas_kernel.h"
+#include "looplab/platform/blas_kernel.h"
 #include "looplab/model/looped_transformer.h"
-#include "looplab/runtime.h"
+#include "looplab/platform/runtime.h"
 #include "looplab/util/error.h"
 
 namespace looplab {

@@ -17,7 +17,7 @@
 //     (block.cpp: the forward and backward side by side). That backward is not itself
 //     differentiable: a double backward throws; the analysis's Jacobian-vector products run
 //     inside a PlainEngine scope.
-//   - The head's readout during evaluation is fused too (readout.h).
+//   - The head's readout during evaluation is fused too (eval/readout.h).
 //   - bf16-mixed (issue 47): the same passes in float32 around bfloat16 products with float32
 //     accumulation and output (products.h), the weights cast once per optimizer step; the
 //     model's other Linear layers (the projection, Wh x0, the head) take the same products

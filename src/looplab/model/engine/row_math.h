@@ -1,4 +1,4 @@
-// Arithmetic for the fused engine's row loops (kernels.cpp, full_attention.cpp, block.cpp, block_tiles.cpp, readout.cpp):
+// Arithmetic for the fused engine's row loops (kernels.cpp, full_attention.cpp, block.cpp, block_tiles.cpp, eval/readout.cpp):
 // functions written in plain arithmetic so that a loop of them vectorizes (libm's are a call per
 // element), and the attribute that compiles such loops for AVX-512 and AVX2 beside baseline
 // x86-64. These files are compiled with reordered additions and without errno (CMakeLists.txt).

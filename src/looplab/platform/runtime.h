@@ -1,4 +1,6 @@
-// Run-time choices shared by every command: threads, device and dtype.
+// Run-time choices shared by every command: threads, the allocator, device, dtype and precision;
+// the timing of benchmarks; `looplab info --system`. The bottom layer with util/ (platform/ also
+// holds the CPU features and the BLAS kernel choice).
 #pragma once
 
 #include <torch/torch.h>
@@ -11,10 +13,10 @@
 
 namespace looplab {
 
-// Sets LibTorch's intra-op threads: `requested` if positive, else the available cores divided
-// among the data-parallel ranks on this host (distributed/environment.h)
-// (LibTorch starts at 1 on some machines). Returns the count in use.
-int configure_threads(int requested);
+// Sets LibTorch's intra-op threads (LibTorch starts at 1 on some machines; the command line
+// passes distributed/environment.h's default_thread_count() when the user gives none). Returns
+// the count in use.
+int configure_threads(int threads);
 
 // The C library allocator's trade-off (glibc only; left alone when the user sets
 // MALLOC_MMAP_MAX_ or MALLOC_TRIM_THRESHOLD_). kSpeed keeps freed memory in the heap for the

@@ -1,4 +1,4 @@
-#include "looplab/model/engine/readout.h"
+#include "looplab/eval/readout.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,9 +9,21 @@
 #include "looplab/model/engine/products.h"
 #include "looplab/model/looped_transformer.h"
 #include "looplab/model/engine/row_math.h"
-#include "looplab/runtime.h"
+#include "looplab/platform/runtime.h"
+#include "looplab/tasks/registry.h"
 
 namespace looplab {
+
+torch::Tensor predict(const torch::Tensor& logits, Decoding decoding) {
+  if (decoding == Decoding::kArgmax) return logits.argmax(-1);
+  const torch::Tensor top2 = std::get<1>(logits.select(-1, 1).topk(2, -1));
+  return torch::zeros(logits.sizes().slice(0, logits.dim() - 1), logits.options().dtype(torch::kInt64))
+      .scatter_(-1, top2, 1);
+}
+
+torch::Tensor predict(const torch::Tensor& logits, const LoopedTransformerImpl& model) {
+  return predict(logits, task(model.config().task).spec().decoding);
+}
 
 namespace {
 

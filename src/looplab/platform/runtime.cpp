@@ -1,4 +1,4 @@
-#include "looplab/runtime.h"
+#include "looplab/platform/runtime.h"
 
 #include <ATen/autocast_mode.h>
 #include <ATen/detail/CUDAHooksInterface.h>
@@ -15,26 +15,14 @@
 #include <malloc.h>
 #endif
 
-#include "looplab/blas_kernel.h"
-#include "looplab/distributed/environment.h"
+#include "looplab/platform/blas_kernel.h"
 #include "looplab/util/error.h"
 #include "looplab/util/list.h"
 
 namespace looplab {
 
-int configure_threads(int requested) {
-  int n = requested;
-  if (n <= 0) {
-    // The cores this process may use, shared by the data-parallel ranks on its host; a
-    // malformed launch environment is train's to report, not every command's.
-    Launch launch;
-    try {
-      launch = launch_from_environment();
-    } catch (const Error&) {
-    }
-    n = default_threads(launch);
-  }
-  torch::set_num_threads(n);
+int configure_threads(int threads) {
+  torch::set_num_threads(std::max(threads, 1));
   return torch::get_num_threads();
 }
 

@@ -11,17 +11,9 @@
 #include <string>
 #include <vector>
 
-namespace looplab {
+#include "looplab/platform/cpu_features.h"
 
-// The CPU features that decide the kernels.
-struct CpuFeatures {
-  std::string vendor, model;
-  bool sse3 = false, avx = false, avx2 = false, fma = false;
-  bool avx512f = false, avx512bw = false, avx512vl = false, avx512_bf16 = false, avx512_fp16 = false;
-  bool amx = false;
-};
-CpuFeatures cpu_features();
-std::vector<std::string> feature_names(const CpuFeatures& f);  // e.g. {"avx2", "fma", "avx512f", ...}
+namespace looplab {
 
 // OPENBLAS_CORETYPE values the CPU can run, best first (e.g. {"Cooperlake", "SkylakeX",
 // "Haswell"}); empty when the CPU has no AVX2.

@@ -1,0 +1,78 @@
+// An options table (util/options.h) as a JSON object: each option under its JSON key
+// ("training_iters"), read back typed through json_reader (each error naming its key path).
+// An option written since the struct's first file must be there; one added later keeps the
+// struct's value when absent; one renamed is read under its old key when the new one is
+// absent. No LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "looplab/io/json_reader.h"
+#include "looplab/util/options.h"
+
+namespace looplab {
+
+template <typename S>
+nlohmann::json options_to_json(const OptionTable<S>& table, const S& s) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const Option<S>& o : table) {
+    const OptionValue v = o.get(s);
+    std::visit([&](const auto& x) { j[o.json_key()] = x; }, v);
+    if (o.kind == OptionKind::kUnsigned) j[o.json_key()] = static_cast<uint64_t>(std::get<int64_t>(v));
+  }
+  return j;
+}
+
+// Reads the table's options of `j` into `s` (which holds the defaults).
+template <typename S>
+void options_from_json(const OptionTable<S>& table, const nlohmann::json& j, S& s) {
+  using namespace json_reader;
+  need_object(j);
+  for (const Option<S>& o : table) {
+    std::string key = o.json_key();
+    if (!j.contains(key) && !o.old_key.empty() && j.contains(o.json_old_key())) key = o.json_old_key();
+    if (!j.contains(key) && !o.in_first_file) continue;
+    switch (o.kind) {
+      case OptionKind::kInt: {
+        int64_t v = 0;
+        get(j, key, v);
+        o.set(s, v);
+        break;
+      }
+      case OptionKind::kUnsigned: {
+        uint64_t v = 0;
+        get(j, key, v);
+        o.set(s, static_cast<int64_t>(v));
+        break;
+      }
+      case OptionKind::kNumber: {
+        double v = 0;
+        get(j, key, v);
+        o.set(s, v);
+        break;
+      }
+      case OptionKind::kFlag: {
+        bool v = false;
+        get(j, key, v);
+        o.set(s, v);
+        break;
+      }
+      case OptionKind::kText: {
+        std::string v;
+        get(j, key, v);
+        o.set(s, v);
+        break;
+      }
+      case OptionKind::kList: {
+        std::vector<std::string> v;
+        get(j, key, v);
+        o.set(s, v);
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace looplab
