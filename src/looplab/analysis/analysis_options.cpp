@@ -18,6 +18,7 @@ const OptionTable<AnalyzeRunOptions>& analyze_option_table() {
                    at_least<int64_t>(0)),
       option_at<A>("arnoldi-steps", [](A& a) -> int64_t& { return a.analysis.arnoldi_steps; },
                    "largest Krylov space for the spectral radius", at_least<int64_t>(1)),
+      option_at<A>("arnoldi-tolerance", [](A& a) -> double& { return a.analysis.arnoldi_tolerance; }, "Arnoldi stops once ||A y - lambda y|| < it x |lambda|", positive()),
       option_at<A>("seed", [](A& a) -> uint64_t& { return a.analysis.seed; }, "sensitivity directions and initial noise"),
       option("weights", &A::weights,
              "final (the last epoch's, as the paper reports), best (the best val epoch's) or raw (with --ema, the "

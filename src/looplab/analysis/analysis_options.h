@@ -25,7 +25,7 @@ struct AnalysisOptions {
   // radius, input sensitivity two ways, initialization independence), in float64.
   int64_t detail_count = 10;
   int64_t arnoldi_steps = 60;  // --arnoldi-steps: the largest Krylov space for the spectral radius
-  double arnoldi_tolerance = 1e-6;
+  double arnoldi_tolerance = 1e-6;  // --arnoldi-tolerance: Arnoldi stops once ||A y - lambda y|| < it |lambda|
   int64_t training_iters = 30;  // T: accuracy beyond it is "overthinking" (paper figure 3); the run's
   uint64_t seed = 0;            // --seed: sensitivity directions and initial noise
 };
