@@ -173,6 +173,28 @@ TEST(OptionTables, EvalOptionsParseAndCheckAsTheFlags) {
     EXPECT_FALSE(find_option(t, k)->in_sweeps) << k;
 }
 
+// What the flags took before the tables and still take: the old weights name "latest" (checked
+// by RunFolder::weights, not the table), float16, a seed of all 64 bits; an empty list of splits is
+// refused.
+TEST(OptionTables, WhatTheFlagsTookBefore) {
+  EvalRunOptions e;
+  e.weights = "latest", e.dtype = "float16";
+  EXPECT_EQ(error_of([&] { check(e); }), "(no error)");
+  e.splits = {};
+  EXPECT_EQ(error_of([&] { check(e); }), "split is empty: name at least one");
+  AnalyzeRunOptions a;
+  find_option(analyze_option_table(), "seed")->set(a, uint64_t{18446744073709551615u});
+  EXPECT_EQ(a.analysis.seed, 18446744073709551615u);
+  TrainOptions o;
+  o.seed = 9223372036854775809u;  // 2^63 + 1
+  const json j = to_json(o);
+  EXPECT_EQ(j.at("seed").get<uint64_t>(), 9223372036854775809u);
+  EXPECT_EQ(train_options_from_json(j, "t.json").seed, 9223372036854775809u);
+  json bad = j;
+  bad["epochs"] = 9223372036854775809u;  // an int64 option: named with its key
+  EXPECT_EQ(error_of([&] { train_options_from_json(bad, "t.json"); }), "t.json: key 'train/epochs': integer 9223372036854775809 is too large");
+}
+
 TEST(OptionTables, AnalyzeOptionsReachTheAnalysis) {
   AnalyzeRunOptions a;
   const auto& t = analyze_option_table();

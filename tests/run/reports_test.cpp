@@ -539,7 +539,7 @@ TEST(RunDirTest, SpecRoundTripsThroughTrainingJson) {
   newer["schema_version"] = kTrainingSchemaVersion + 1;
   write_file_atomic(run.file(RunFolder::kTraining), newer.dump());
   EXPECT_EQ(error_of([&] { run.spec(); }),
-            run.file(RunFolder::kTraining) + ": schema_version 4 is newer than this looplab reads (3)");
+            run.file(RunFolder::kTraining) + ": schema_version 5 is newer than this looplab reads (4)");
   // Version 2 called T "max_iters".
   json version2 = written;
   version2["schema_version"] = 2;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <fstream>
 
@@ -125,7 +127,16 @@ TEST(SweepFile, ErrorsNameFileLineAndKey) {
             std::string::npos);
   EXPECT_NE(error_of("[eval]\nitres = 5\n").find("bad.toml:2: key 'itres': unknown key in [eval], did you mean 'iters'?"),
             std::string::npos);
-  EXPECT_NE(error_of("[eval]\nsplits = [\"test\"]\n").find("bad.toml:2: key 'split': 'test': expected train, val or hard"), std::string::npos);
+  EXPECT_NE(error_of("[eval]\nsplits = [\"test\"]\n").find("bad.toml:2: key 'splits': 'test': expected train, val or hard"), std::string::npos);
+  // A value of the wrong kind is named once; an empty list of splits, two names of one option, an
+  // old name's range: each at its line and under the name the file uses.
+  auto from_file = [](const std::string& e) { return e.substr(std::min(e.size(), e.find("bad.toml"))); };
+  EXPECT_EQ(from_file(error_of("[eval]\nsplit = []\n")),
+            "bad.toml:2: key 'split': expected an integer, a number, a string, a boolean or a list of strings");
+  EXPECT_EQ(from_file(error_of("[eval]\nsplit = \"\"\n")), "bad.toml:2: key 'split': is empty: name at least one");
+  EXPECT_EQ(from_file(error_of("[eval]\nsplit = [\"val\"]\nsplits = [\"hard\"]\n")),
+            "bad.toml:3: key 'splits': sets what 'split' sets (split)");
+  EXPECT_EQ(from_file(error_of("[base]\ntolerance = 0\n")), "bad.toml:2: key 'tolerance': must be positive");
   EXPECT_NE(error_of("[axes]\nseed = [0]\n[[include]]\nseed = 0\n").find("have the same settings (seed-0)"),
             std::string::npos);
   EXPECT_NE(error_of("[axes]\nrecall = [\"none\"]\n[[exclude]]\nrecall = \"none\"\n").find("no runs"),

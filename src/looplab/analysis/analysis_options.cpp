@@ -5,7 +5,7 @@ namespace looplab {
 const OptionTable<AnalyzeRunOptions>& analyze_option_table() {
   using A = AnalyzeRunOptions;
   static const OptionTable<A> table = {
-      option("split", &A::splits, "comma-separated splits: train, val, hard", each_one_of({"train", "val", "hard"}))
+      option("split", &A::splits, "comma-separated splits: train, val, hard", some_of({"train", "val", "hard"}))
           .was("splits"),
       option("count", &A::count, "examples per split for convergence and accuracy", at_least<int64_t>(1)),
       option_at<A>("iters", [](A& a) -> int64_t& { return a.analysis.convergence.max_iters; }, "iterations to run (MAX)",
@@ -22,13 +22,12 @@ const OptionTable<AnalyzeRunOptions>& analyze_option_table() {
       option_at<A>("seed", [](A& a) -> uint64_t& { return a.analysis.seed; }, "sensitivity directions and initial noise"),
       option("weights", &A::weights,
              "final (the last epoch's, as the paper reports), best (the best val epoch's) or raw (with --ema, the "
-             "trained weights rather than their average)",
-             one_of({"final", "best", "raw"})),
+             "trained weights rather than their average; checked by run/run_folder.h's RunFolder::weights)"),
       option_at<A>("batch", [](A& a) -> int64_t& { return a.analysis.batch; }, "examples per batch",
                    at_least<int64_t>(1)),
       option("device", &A::device, "cpu, cuda or cuda:N").command_line_only(),
       option("dtype", &A::dtype, "dtype of the convergence pass (the Jacobian analyses use float64)",
-             one_of({"float32", "float64", "bfloat16"})),
+             one_of({"float32", "float64", "bfloat16", "float16"})),
   };
   return table;
 }

@@ -41,7 +41,7 @@ Command add_train(CLI::App& parent) {
       ->check(CLI::PositiveNumber);
   // One flag per option of the run table (run/run_options.h), recorded in the order given.
   add_option_flags<RunSpec>(app, run_options(), [o](const RunOption& option, const OptionValue& v) {
-    o->overrides.emplace_back("--" + option.key, [&option, v](RunSpec& s) { option.set(s, v); });
+    o->overrides.emplace_back("--" + option.key, [option, v](RunSpec& s) { option.set(s, v); });
   });
   return {app, [o] {
             const torch::Device device = parse_device(o->device);

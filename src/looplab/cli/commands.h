@@ -55,7 +55,7 @@ void add_option_flags(CLI::App* app, const OptionTable<S>& table,
     if (!o.is_flag) continue;
     const std::string names = "--" + o.key + (o.old_key.empty() ? "" : ",--" + o.old_key);
     // A value the table refuses ("5:3" for --iters) is a parse error naming the flag.
-    auto to = [given, &o](OptionValue v) {
+    auto to = [given, o](OptionValue v) {
       try {
         given(o, v);
       } catch (const OptionError& e) {
@@ -68,10 +68,10 @@ void add_option_flags(CLI::App* app, const OptionTable<S>& table,
     switch (o.kind) {
       case OptionKind::kInt: flag = app->add_option_function<int64_t>(names, [to](const int64_t& v) { to(v); }, o.help); break;
       case OptionKind::kUnsigned:
-        flag = app->add_option_function<uint64_t>(names, [to](const uint64_t& v) { to(static_cast<int64_t>(v)); }, o.help);
+        flag = app->add_option_function<uint64_t>(names, [to](const uint64_t& v) { to(v); }, o.help);
         break;
       case OptionKind::kNumber: flag = app->add_option_function<double>(names, [to](const double& v) { to(v); }, o.help); break;
-      case OptionKind::kFlag: flag = app->add_flag_function(names, [to](int64_t) { to(true); }, o.help); break;
+      case OptionKind::kFlag: flag = app->add_flag_function(names, [to](int64_t n) { to(n > 0); }, o.help); break;  // --f=false: -1
       case OptionKind::kText:
       case OptionKind::kList:  // "val,hard": the setter splits it
         flag = app->add_option_function<std::string>(names, [to](const std::string& v) { to(v); }, o.help);

@@ -34,20 +34,19 @@ Option<EvalRunOptions> iters_option() {
 const OptionTable<EvalRunOptions>& eval_option_table() {
   using E = EvalRunOptions;
   static const OptionTable<E> table = {
-      option("split", &E::splits, "comma-separated splits: train, val, hard", each_one_of({"train", "val", "hard"}))
+      option("split", &E::splits, "comma-separated splits: train, val, hard", some_of({"train", "val", "hard"}))
           .was("splits"),
       iters_option(),
       option("weights", &E::weights,
              "final (the last epoch's, as the paper reports), best (the best val epoch's) or raw (with --ema, the "
-             "trained weights rather than their average)",
-             one_of({"final", "best", "raw"})),
+             "trained weights rather than their average; checked by run/run_folder.h's RunFolder::weights)"),
       option("count", &E::count, "use only the first N examples of each split (0: all)", at_least<int64_t>(0)),
       option("batch", &E::batch, "examples per batch", at_least<int64_t>(1)),
       option("device", &E::device, "cpu, cuda or cuda:N").command_line_only(),
       option("dtype", &E::dtype,
              "float32, float64 or bfloat16 (bfloat16: faster on CPUs with AVX512-BF16; relative steps stop near "
              "6e-3, so keep --early-exit above that)",
-             one_of({"float32", "float64", "bfloat16"})),
+             one_of({"float32", "float64", "bfloat16", "float16"})),
       option("precision", &E::precision,
              "float32 or bf16-mixed (bfloat16 products over float32 weights; default: the run's training precision)",
              Range<std::string>([](const std::string& p) { return p.empty() ? "" : one_of({"float32", "bf16-mixed"})(p); })),

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "looplab/io/json_reader.h"
+#include "looplab/util/error.h"
 #include "looplab/util/options.h"
 
 namespace looplab {
@@ -18,9 +19,7 @@ template <typename S>
 nlohmann::json options_to_json(const OptionTable<S>& table, const S& s) {
   nlohmann::json j = nlohmann::json::object();
   for (const Option<S>& o : table) {
-    const OptionValue v = o.get(s);
-    std::visit([&](const auto& x) { j[o.json_key()] = x; }, v);
-    if (o.kind == OptionKind::kUnsigned) j[o.json_key()] = static_cast<uint64_t>(std::get<int64_t>(v));
+    std::visit([&](const auto& x) { j[o.json_key()] = x; }, o.get(s));
   }
   return j;
 }
@@ -31,6 +30,14 @@ void options_from_json(const OptionTable<S>& table, const nlohmann::json& j, S& 
   using namespace json_reader;
   need_object(j);
   for (const Option<S>& o : table) {
+    // An error of the value's (a seed of 2^63 for an int64): KeyError naming the key.
+    auto set = [&](const std::string& key, const OptionValue& v) {
+      try {
+        o.set(s, v);
+      } catch (const Error& e) {
+        throw json_reader::KeyError(key, e.what());
+      }
+    };
     std::string key = o.json_key();
     if (!j.contains(key) && !o.old_key.empty() && j.contains(o.json_old_key())) key = o.json_old_key();
     if (!j.contains(key) && !o.in_first_file) continue;
@@ -38,37 +45,37 @@ void options_from_json(const OptionTable<S>& table, const nlohmann::json& j, S& 
       case OptionKind::kInt: {
         int64_t v = 0;
         get(j, key, v);
-        o.set(s, v);
+        set(key, v);
         break;
       }
       case OptionKind::kUnsigned: {
         uint64_t v = 0;
         get(j, key, v);
-        o.set(s, static_cast<int64_t>(v));
+        set(key, v);
         break;
       }
       case OptionKind::kNumber: {
         double v = 0;
         get(j, key, v);
-        o.set(s, v);
+        set(key, v);
         break;
       }
       case OptionKind::kFlag: {
         bool v = false;
         get(j, key, v);
-        o.set(s, v);
+        set(key, v);
         break;
       }
       case OptionKind::kText: {
         std::string v;
         get(j, key, v);
-        o.set(s, v);
+        set(key, v);
         break;
       }
       case OptionKind::kList: {
         std::vector<std::string> v;
         get(j, key, v);
-        o.set(s, v);
+        set(key, v);
         break;
       }
     }

@@ -54,7 +54,7 @@ struct TrainOptions {
   // "implicit", at the fixed point by the implicit-function theorem (the adjoint solved by
   // fixed-point iteration). phantom and implicit iterate until the batch's relative step
   // ||X_{t+1} - X_t|| / ||X_t|| (model/relative_step.h) is below `batch_tolerance`, at most T
-  // iterations, and need alpha 1. training.json's "batch_tolerance" (before 2026-12-07: "tolerance").
+  // iterations, and need alpha 1. training.json's "batch_tolerance" (version 3 and before: "tolerance").
   std::string gradient = "bptt";
   int64_t phantom_steps = 5;
   double phantom_damping = 0.5;
@@ -76,12 +76,14 @@ struct TrainOptions {
   double halt_weight = 1;
 };
 
-// training.json's schema. 3: "training_iters" (T) for version 2's "max_iters", which meant
+// training.json's schema. 4: "batch_tolerance" for version 3's "tolerance" (the fixed-point
+// gradients' stop, a relative step over the whole batch, while an example's tolerance is
+// evaluation's and the analysis's). 3: "training_iters" (T) for version 2's "max_iters", which meant
 // the most iterations per example elsewhere. 2: the paper's released recipe (train/schedule.h's warm-up ending
 // at epoch 9, train/adamw.h's weight-decay groups, the inputs of config.json version 2) and
 // "precision". 1: looplab before 2026-12-03, whose runs can be read and evaluated but not
 // resumed.
-inline constexpr int kTrainingSchemaVersion = 3;
+inline constexpr int kTrainingSchemaVersion = 4;
 
 struct RunSpec {
   ModelConfig model;

@@ -107,11 +107,15 @@ class Reader {
         if (!o.old_key.empty()) allowed.push_back(o.old_key);
       }
     only(t, allowed, where);  // an unknown key, or a command-line-only flag, is named with the nearest one
+    std::map<const Option<S>*, std::string> given;  // each option once, under one of its names
     for (const auto& [key, v] : in_file_order(t)) {
       const Option<S>* o = find_option(table, key);
       if (!o) continue;  // an extra key
+      if (auto [it, fresh] = given.emplace(o, key); !fresh)
+        fail(line_of(*v), key, "sets what '" + it->second + "' sets (" + o->key + ")");
+      const OptionValue x = value(*v, key);  // its own errors name the file, line and key
       try {
-        o->set(s, value(*v, key));
+        o->set(s, x);
       } catch (const Error& e) {
         fail(line_of(*v), key, e.what());
       }
@@ -121,9 +125,10 @@ class Reader {
     } catch (const OptionError& e) {
       std::string key = e.option();
       std::replace(key.begin(), key.end(), '_', '-');
-      const toml::node* n = t.get(key);
       const Option<S>* o = find_option(table, key);
-      if (!n && o && !o->old_key.empty()) n = t.get(o->old_key);
+      const auto it = o ? given.find(o) : given.end();
+      if (it != given.end()) key = it->second;  // as the file spells it
+      const toml::node* n = t.get(key);
       std::string rest = e.rest();
       if (!rest.empty() && (rest[0] == ' ' || rest[0] == ':')) rest.erase(0, rest.find_first_not_of(": "));
       fail(n ? line_of(*n) : 0, key, rest);
@@ -231,9 +236,11 @@ RunSpec make_spec(const Reader& r, const std::vector<Setting>& settings) {
   } catch (const OptionError& e) {
     std::string key = e.option();
     std::replace(key.begin(), key.end(), '_', '-');
+    const RunOption* named = find_run_option(key);
     const Setting* s = nullptr;
     for (const Setting& x : settings)
-      if (x.key == key) s = &x;
+      if (x.key == key || (named && find_run_option(x.key) == named)) s = &x;
+    if (s) key = s->key;
     std::string rest = e.rest();
     if (!rest.empty() && (rest[0] == ' ' || rest[0] == ':')) rest.erase(0, rest.find_first_not_of(": "));
     r.fail(s ? s->line : 0, key, rest);

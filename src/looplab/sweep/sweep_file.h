@@ -39,8 +39,8 @@ struct Sweep {
   // After training each run writes eval.json (accuracy at iterations 1..iters of each split)
   // and, unless analyze_enabled is false, analysis.json. The options are looplab eval's and
   // looplab analyze's (eval/eval_options.h, analysis/analysis_options.h), with their defaults; the file sets some of them.
-  EvalRunOptions eval;        // [eval]: splits, iters (its last), count, batch
-  AnalyzeRunOptions analyze;  // [analyze]: splits, count, detail, iters, tolerance
+  EvalRunOptions eval;        // [eval]: eval_option_table()'s keys that are in_sweeps
+  AnalyzeRunOptions analyze;  // [analyze]: `enabled` and analyze_option_table()'s keys that are in_sweeps
   bool analyze_enabled = true;
 
   std::string run_folder(const Run& r) const { return out + "/" + r.name; }

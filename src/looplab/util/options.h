@@ -1,6 +1,6 @@
 // An options struct's one table, after LevelDB's options.h: each option's key, member, default
 // (the struct's own initializer), range and help in one line, from which the command line's
-// flags (cli/option_flags.h), a sweep file's keys (sweep/sweep_file.cpp), a run folder's JSON
+// flags (cli/commands.h's add_option_flags), a sweep file's keys (sweep/sweep_file.cpp), a run folder's JSON
 // (io/option_json.h) and the checks (check_options) are all made. Adding an option to a struct
 // that has a table is its member, with its doc comment, and one line of the table:
 //
@@ -22,14 +22,16 @@
 
 namespace looplab {
 
-// A value as given: an integer, a number, a string, a flag or a list of strings.
-using OptionValue = std::variant<int64_t, double, std::string, bool, std::vector<std::string>>;
+// A value as given: an integer (an unsigned one from JSON or a flag whose type is unsigned, so that
+// a seed keeps all 64 bits), a number, a string, a flag or a list of strings.
+using OptionValue = std::variant<int64_t, uint64_t, double, std::string, bool, std::vector<std::string>>;
 
 // A value as text, the same everywhere it names a run: integers in decimal, numbers in the
 // shortest form that reads back the same (3e-4 -> "0.0003"), flags as true/false, lists
 // comma-separated.
 inline std::string to_text(const OptionValue& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  if (const auto* u = std::get_if<uint64_t>(&v)) return std::to_string(*u);
   if (const auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
   if (const auto* s = std::get_if<std::string>(&v)) return *s;
   if (const auto* l = std::get_if<std::vector<std::string>>(&v)) {
@@ -84,16 +86,20 @@ template <typename M>
 M option_cast(const OptionValue& v) {
   if constexpr (std::is_same_v<M, int64_t> || std::is_same_v<M, uint64_t>) {
     const auto* i = std::get_if<int64_t>(&v);
-    if (!i) throw Error("expected an integer");
+    const auto* u = std::get_if<uint64_t>(&v);
+    if (!i && !u) throw Error("expected an integer");
     if constexpr (std::is_same_v<M, uint64_t>) {
+      if (u) return *u;
       if (*i < 0) throw Error("expected an integer >= 0");
       return static_cast<uint64_t>(*i);
     } else {
-      return *i;
+      if (u && *u > static_cast<uint64_t>(INT64_MAX)) throw Error("expected an integer below 2^63");
+      return u ? static_cast<int64_t>(*u) : *i;
     }
   } else if constexpr (std::is_same_v<M, double>) {
     if (const auto* d = std::get_if<double>(&v)) return *d;
     if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+    if (const auto* u = std::get_if<uint64_t>(&v)) return static_cast<double>(*u);
     throw Error("expected a number");
   } else if constexpr (std::is_same_v<M, bool>) {
     if (const auto* b = std::get_if<bool>(&v)) return *b;
@@ -149,7 +155,7 @@ inline Range<double> within(double low, double high, bool open_low = false, bool
                          shortest_text(high) + (open_high ? ")" : "]");
   };
 }
-// One of `names` (each item of a list, for a list).
+// One of `names`.
 inline Range<std::string> one_of(std::vector<std::string> names) {
   return [names](const std::string& v) {
     for (const std::string& n : names)
@@ -160,12 +166,20 @@ inline Range<std::string> one_of(std::vector<std::string> names) {
     return " '" + v + "': expected " + list;
   };
 }
+// Each item one of `names` (none at all passes).
 inline Range<std::vector<std::string>> each_one_of(std::vector<std::string> names) {
   auto one = one_of(std::move(names));
   return [one](const std::vector<std::string>& items) {
     for (const std::string& v : items)
       if (std::string c = one(v); !c.empty()) return c;
     return std::string();
+  };
+}
+// At least one item, each one of `names`.
+inline Range<std::vector<std::string>> some_of(std::vector<std::string> names) {
+  auto each = each_one_of(std::move(names));
+  return [each](const std::vector<std::string>& items) {
+    return items.empty() ? std::string(" is empty: name at least one") : each(items);
   };
 }
 
@@ -181,9 +195,7 @@ auto option_at(std::string key, Access access, std::string help,
   o.kind = option_kind<M>();
   o.set = [access](S& s, const OptionValue& v) { access(s) = option_cast<M>(v); };
   o.get = [access](const S& s) -> OptionValue {
-    const M& m = access(const_cast<S&>(s));  // read only
-    if constexpr (std::is_same_v<M, uint64_t>) return static_cast<int64_t>(m);
-    else return m;
+    return OptionValue(std::in_place_type<M>, access(const_cast<S&>(s)));  // read only
   };
   if (range) o.complaint = [access, range](const S& s) { return range(access(const_cast<S&>(s))); };
   return o;
@@ -217,12 +229,13 @@ const Option<S>* find_option(const OptionTable<S>& table, const std::string& key
   return nullptr;
 }
 
-// Throws OptionError(json key, complaint) for the first option whose value is out of range.
+// Throws OptionError(key, complaint) for the first option whose value is out of range, the key
+// spelt as in code ("training_iters"; the command line turns it back into its flag).
 template <typename S>
 void check_options(const OptionTable<S>& table, const S& s) {
   for (const Option<S>& o : table)
     if (o.complaint)
-      if (std::string c = o.complaint(s); !c.empty()) throw OptionError(o.json_key(), c);
+      if (std::string c = o.complaint(s); !c.empty()) throw OptionError(Option<S>::json_spelling(o.key), c);
 }
 
 }  // namespace looplab
