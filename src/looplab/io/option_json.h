@@ -30,54 +30,26 @@ void options_from_json(const OptionTable<S>& table, const nlohmann::json& j, S& 
   using namespace json_reader;
   need_object(j);
   for (const Option<S>& o : table) {
-    // An error of the value's (a seed of 2^63 for an int64): KeyError naming the key.
-    auto set = [&](const std::string& key, const OptionValue& v) {
-      try {
-        o.set(s, v);
-      } catch (const Error& e) {
-        throw json_reader::KeyError(key, e.what());
-      }
-    };
     std::string key = o.json_key();
     if (!j.contains(key) && !o.old_key.empty() && j.contains(o.json_old_key())) key = o.json_old_key();
     if (!j.contains(key) && !o.in_first_file) continue;
+    // Typed by json_reader, then set through the table line; the line's own error (an int64
+    // option given 2^63) becomes a KeyError naming the key.
+    auto read = [&](auto v) {
+      get(j, key, v);
+      try {
+        o.set(s, v);
+      } catch (const Error& e) {
+        throw KeyError(key, e.what());
+      }
+    };
     switch (o.kind) {
-      case OptionKind::kInt: {
-        int64_t v = 0;
-        get(j, key, v);
-        set(key, v);
-        break;
-      }
-      case OptionKind::kUnsigned: {
-        uint64_t v = 0;
-        get(j, key, v);
-        set(key, v);
-        break;
-      }
-      case OptionKind::kNumber: {
-        double v = 0;
-        get(j, key, v);
-        set(key, v);
-        break;
-      }
-      case OptionKind::kFlag: {
-        bool v = false;
-        get(j, key, v);
-        set(key, v);
-        break;
-      }
-      case OptionKind::kText: {
-        std::string v;
-        get(j, key, v);
-        set(key, v);
-        break;
-      }
-      case OptionKind::kList: {
-        std::vector<std::string> v;
-        get(j, key, v);
-        set(key, v);
-        break;
-      }
+      case OptionKind::kInt: read(int64_t{}); break;
+      case OptionKind::kUnsigned: read(uint64_t{}); break;
+      case OptionKind::kNumber: read(double{}); break;
+      case OptionKind::kFlag: read(bool{}); break;
+      case OptionKind::kText: read(std::string{}); break;
+      case OptionKind::kList: read(std::vector<std::string>{}); break;
     }
   }
 }

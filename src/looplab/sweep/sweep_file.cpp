@@ -76,6 +76,19 @@ class Reader {
     fail(line_of(n), key, "expected an integer, a number, a string, a boolean or a list of strings");
   }
 
+  // A check's OptionError ("training_iters", " must be >= 1") at the file's `key` and `line`.
+  [[noreturn]] void fail_option(int64_t line, const std::string& key, const OptionError& e) const {
+    std::string rest = e.rest();
+    if (!rest.empty() && (rest[0] == ' ' || rest[0] == ':')) rest.erase(0, rest.find_first_not_of(": "));
+    fail(line, key, rest);
+  }
+  // The option an OptionError names, as a flag and a sweep key spell it ("training-iters").
+  static std::string key_of(const OptionError& e) {
+    std::string key = e.option();
+    std::replace(key.begin(), key.end(), '_', '-');
+    return key;
+  }
+
   // `table` may hold only `allowed` keys.
   void only(const toml::table& table, const std::vector<std::string>& allowed, const std::string& where) const {
     for (auto&& [k, v] : table) {
@@ -123,15 +136,12 @@ class Reader {
     try {
       check(s);
     } catch (const OptionError& e) {
-      std::string key = e.option();
-      std::replace(key.begin(), key.end(), '_', '-');
+      std::string key = key_of(e);
       const Option<S>* o = find_option(table, key);
       const auto it = o ? given.find(o) : given.end();
       if (it != given.end()) key = it->second;  // as the file spells it
       const toml::node* n = t.get(key);
-      std::string rest = e.rest();
-      if (!rest.empty() && (rest[0] == ' ' || rest[0] == ':')) rest.erase(0, rest.find_first_not_of(": "));
-      fail(n ? line_of(*n) : 0, key, rest);
+      fail_option(n ? line_of(*n) : 0, key, e);
     } catch (const Error& e) {
       fail(0, "", where + ": " + e.what());
     }
@@ -234,16 +244,12 @@ RunSpec make_spec(const Reader& r, const std::vector<Setting>& settings) {
   try {
     check(spec);
   } catch (const OptionError& e) {
-    std::string key = e.option();
-    std::replace(key.begin(), key.end(), '_', '-');
+    const std::string key = Reader::key_of(e);
     const RunOption* named = find_run_option(key);
     const Setting* s = nullptr;
     for (const Setting& x : settings)
       if (x.key == key || (named && find_run_option(x.key) == named)) s = &x;
-    if (s) key = s->key;
-    std::string rest = e.rest();
-    if (!rest.empty() && (rest[0] == ' ' || rest[0] == ':')) rest.erase(0, rest.find_first_not_of(": "));
-    r.fail(s ? s->line : 0, key, rest);
+    r.fail_option(s ? s->line : 0, s ? s->key : key, e);
   } catch (const Error& e) {
     r.fail(0, "", e.what());
   }
