@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <set>
 #include <fstream>
 #include <random>
 #include <thread>
@@ -18,6 +20,9 @@
 
 #include "looplab/analysis/geometry.h"
 #include "looplab/explore/explore.h"
+#include "looplab/model/config.h"
+#include "looplab/run/run_folder.h"
+#include "looplab/run/run_spec.h"
 #include "looplab/serve/server.h"
 
 namespace fs = std::filesystem;
@@ -39,12 +44,40 @@ class ServeApi : public ::testing::Test {
     write(dir_ / "web" / "index.html", "<!doctype html><title>looplab</title>\n");
     write(dir_ / "secret" / "eval.json", "{\"secret\": true}\n");
     write(dir_ / "secret" / "config.json", "{\"secret\": true}\n");
-    write(runs / "alpha" / "config.json", "{\"task\": \"prefix-sums\", \"recall\": \"external\"}\n");
+    // alpha: a current run folder (config.json and training.json as `looplab train` writes them,
+    // the paper's prefix-sums cell external / post / lr 3e-4), three epochs.
+    {
+      looplab::RunSpec spec = looplab::preset_spec("paper", "prefix-sums", looplab::Recall::kExternal, looplab::Norm::kPost);
+      spec.train.lr = 3e-4;
+      write(runs / "alpha" / "config.json", looplab::to_json(spec.model).dump(2) + "\n");
+      looplab::RunFolder((runs / "alpha").string()).write_spec(spec);
+    }
     write(runs / "alpha" / "metrics.jsonl",
-          "{\"epoch\":0,\"loss\":0.7,\"val_exact\":0.25}\n{\"epoch\":1,\"loss\":0.5,\"val_exact\":0.75}\n\n");
-    write(runs / "alpha" / "training.json", "{\"train\": {\"lr\": 0.001}}\n");
-    write(runs / "beta" / "config.json", "{\"task\": \"sudoku\"}\n");
-    write(runs / "beta" / "eval.json", "{\"iters\": [1, 2], \"splits\": {}}\n");
+          "{\"epoch\":0,\"loss\":0.7,\"val_exact\":0.25}\n{\"epoch\":1,\"loss\":0.5,\"val_exact\":0.75}\n"
+          "{\"epoch\":2,\"loss\":0.4,\"val_exact\":0.5}\n\n");
+    // beta: a bare model folder (no training.json) with three evaluations: eval.json of the best
+    // weights, and one file per split of the final ones, as scripts/paper-prefix-sums writes them.
+    write(runs / "beta" / "config.json",
+          looplab::to_json(looplab::default_config("sudoku", looplab::Recall::kExternal, looplab::Norm::kPost)).dump() + "\n");
+    const auto eval_text = [](const std::string& weights, const std::string& split, int count, double exact) {
+      return "{\"iters\": [1, 2], \"weights\": \"" + weights + "\", \"splits\": {\"" + split + "\": {\"count\": " +
+             std::to_string(count) + ", \"positions\": 81, \"iterations\": [1, 2], \"exact\": [0.0, " + std::to_string(exact) +
+             "], \"per_position\": [0.5, 0.75], \"relative_step\": [1.0, 0.5], \"unchanged\": [0.0, 1.0]}}}\n";
+    };
+    write(runs / "beta" / "eval.json", eval_text("best.safetensors", "val", 50, 0.875));
+    write(runs / "beta" / "eval-val.json", eval_text("model.safetensors", "val", 20, 0.625));
+    write(runs / "beta" / "eval-hard.json", eval_text("model.safetensors", "hard", 10, 0.125));
+    write(runs / "beta" / "eval.partial.json", "{\"sums\": 1}\n");  // an evaluation under way: not one
+    // old and current: the same run as a version-1 folder (tests/serve/fixtures) and as the
+    // shipped current one.
+    for (const char* f : {"config.json", "training.json", "metrics.jsonl"}) {
+      fs::create_directories(runs / "old");
+      fs::copy_file(fs::path(LOOPLAB_SOURCE_DIR) / "tests/serve/fixtures/prefix-sums-version-1" / f, runs / "old" / f);
+    }
+    for (const char* f : {"config.json", "training.json"}) {
+      fs::create_directories(runs / "current");
+      fs::copy_file(fs::path(LOOPLAB_SOURCE_DIR) / "models/prefix-sums-external-post" / f, runs / "current" / f);
+    }
     write(runs / "broken" / "config.json", "{not json\n");
     write(runs / "notes.txt", "not a run\n");
     fs::create_directories(runs / "empty");
@@ -67,6 +100,7 @@ class ServeApi : public ::testing::Test {
     o.runs = runs.string();
     o.sweeps = sweeps.string();
     o.web = (dir_ / "web").string();
+    o.paper_tables = LOOPLAB_SOURCE_DIR "/sweeps/paper_tables.json";
     server_ = new looplab::serve::Server(o);
     port_ = server_->bind();
     thread_ = new std::thread([] { server_->listen(); });
@@ -206,27 +240,103 @@ TEST_F(ServeApi, RunsListsRunFoldersOnly) {
   std::vector<std::string> names;
   for (const auto& r : j["runs"]) names.push_back(r["name"]);
   // No "escape" (links out), no "empty" (no config.json nor metrics.jsonl), no plain file.
-  EXPECT_EQ(names, (std::vector<std::string>{"alpha", "beta", "broken"}));
-  EXPECT_EQ(j["runs"][0]["epochs"], 2);
-  EXPECT_EQ(j["runs"][0]["best_val_exact"], 0.75);
-  EXPECT_EQ(j["runs"][0]["config"]["recall"], "external");
-  EXPECT_TRUE(j["runs"][2]["config"].is_null());
+  EXPECT_EQ(names, (std::vector<std::string>{"alpha", "beta", "broken", "current", "old"}));
+  const json& alpha = j["runs"][0];
+  EXPECT_EQ(alpha["epochs"], 3);
+  // The final epoch's val accuracy first (the paper reports final weights), the best beside it.
+  EXPECT_EQ(alpha["final_val_exact"], 0.5);
+  EXPECT_EQ(alpha["best_val_exact"], 0.75);
+  EXPECT_EQ(alpha["best_epoch"], 1);
+  EXPECT_EQ(alpha["settings"]["model"]["recall"], "external");
+  EXPECT_EQ(alpha["settings"]["train"]["lr"], 3e-4);
+  EXPECT_TRUE(j["runs"][2]["settings"].is_null());
   EXPECT_TRUE(j["runs"][2]["errors"].contains("config.json"));
+}
+
+// The paper's values beside a run whose task, norm, recall and learning rate are a cell of its
+// tables, read here from sweeps/paper_tables.json by their keys.
+TEST_F(ServeApi, RunsShowThePapersValuesOfTheirConfiguration) {
+  std::ifstream in(LOOPLAB_SOURCE_DIR "/sweeps/paper_tables.json");
+  const json tables = json::parse(in);
+  const json j = get_json("/api/runs");
+  const json& alpha = j["runs"][0];
+  ASSERT_TRUE(alpha["paper"].is_object()) << alpha.dump();
+  EXPECT_EQ(alpha["paper"]["val"], tables["table4_val"]["prefix-sums/post/external/3e-4"]);
+  EXPECT_EQ(alpha["paper"]["hard"], tables["table5_hard"]["prefix-sums/post/external/3e-4"]);
+  // current: external / post at lr 1e-3 (the cpu preset's), a cell of the tables too.
+  const json& current = j["runs"][3];
+  EXPECT_EQ(current["paper"]["val"], tables["table4_val"]["prefix-sums/post/external/1e-3"]);
+  // beta has no training.json (no learning rate): no paper values.
+  EXPECT_TRUE(j["runs"][1]["paper"].is_null());
+}
+
+// Every evaluation file is read; a split's figure is the final weights' where there is one.
+TEST_F(ServeApi, RunsReadEveryEvaluationFile) {
+  const json b = get_json("/api/runs/beta");
+  std::vector<std::string> files;
+  for (const auto& e : b["evaluations"]) files.push_back(e["file"]);
+  EXPECT_EQ(files, (std::vector<std::string>{"eval.json", "eval-hard.json", "eval-val.json"}));
+  EXPECT_EQ(b["evaluations"][1]["weights"], "model.safetensors");
+  EXPECT_EQ(b["evaluations"][1]["splits"]["hard"]["exact"], json::array({0.0, 0.125}));
+  // val: eval.json has more examples but of the best weights; eval-val.json's final weights win.
+  EXPECT_EQ(b["results"]["val"]["exact"], 0.625);
+  EXPECT_EQ(b["results"]["val"]["file"], "eval-val.json");
+  EXPECT_EQ(b["results"]["val"]["iteration"], 2);
+  EXPECT_EQ(b["results"]["hard"]["exact"], 0.125);
+  EXPECT_EQ(b["results"]["hard"]["count"], 10);
+  auto r = get("/api/runs/beta/eval-hard.json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("\"hard\""), std::string::npos);
+  expect_error("/api/runs/beta/eval.partial.json", 404, "not a run file");
+  expect_error("/api/runs/beta/eval-.json", 404, "not a run file");
+}
+
+// A version-1 folder (written before schema versions) and a current one come out in the same
+// words: the same keys, old names read as today's.
+TEST_F(ServeApi, RunsServeEachSettingUnderOneName) {
+  const json old_run = get_json("/api/runs/old"), current = get_json("/api/runs/current");
+  std::function<void(const json&, const std::string&, std::set<std::string>&)> keys =
+      [&](const json& j, const std::string& prefix, std::set<std::string>& out) {
+        for (const auto& [k, v] : j.items())
+          if (v.is_object()) keys(v, prefix + k + ".", out);
+          else out.insert(prefix + k);
+      };
+  std::set<std::string> a, b;
+  keys(old_run["settings"], "", a);
+  keys(current["settings"], "", b);
+  EXPECT_EQ(a, b);
+  EXPECT_TRUE(a.count("train.training_iters")) << "training.json version 1's max_iters is train.training_iters";
+  EXPECT_FALSE(a.count("train.max_iters"));
+  EXPECT_FALSE(a.count("model.version"));
+  EXPECT_EQ(old_run["settings"]["train"]["training_iters"], 30);
+  EXPECT_EQ(old_run["settings"]["model"]["attention"], "neighbourhood");
+  EXPECT_EQ(current["settings"]["model"]["attention"], "neighbourhood");
+  EXPECT_EQ(old_run["schema_versions"], (json{{"config.json", 1}, {"training.json", 1}}));
+  EXPECT_EQ(current["schema_versions"]["config.json"], 2);
+  // metrics.jsonl's version-1 names read as today's.
+  EXPECT_TRUE(old_run["metrics"][0].contains("val_exact"));
+  EXPECT_FALSE(old_run["metrics"][0].contains("val_accuracy"));
+  // The raw file stays available as written.
+  auto r = get("/api/runs/old/config.json");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("\"local\""), std::string::npos);
 }
 
 TEST_F(ServeApi, RunServesItsFilesParsed) {
   const json a = get_json("/api/runs/alpha");
-  EXPECT_EQ(a["config"]["task"], "prefix-sums");
-  EXPECT_EQ(a["training"]["train"]["lr"], 0.001);
-  ASSERT_EQ(a["metrics"].size(), 2u);
+  EXPECT_EQ(a["settings"]["model"]["task"], "prefix-sums");
+  EXPECT_EQ(a["settings"]["train"]["lr"], 3e-4);
+  ASSERT_EQ(a["metrics"].size(), 3u);
   EXPECT_EQ(a["metrics"][1]["loss"], 0.5);
   EXPECT_TRUE(a["analysis"].is_null());
   // eval.json is a link to a file outside the runs folder: not read.
-  EXPECT_TRUE(a["eval"].is_null());
+  EXPECT_TRUE(a["evaluations"].empty());
   EXPECT_TRUE(a["errors"].contains("eval.json"));
   const json b = get_json("/api/runs/beta");
-  EXPECT_EQ(b["eval"]["iters"], json::array({1, 2}));
+  EXPECT_EQ(b["evaluations"][0]["iters"], json::array({1, 2}));
   EXPECT_TRUE(b["metrics"].is_null());
+  EXPECT_TRUE(b["settings"]["train"].is_null());
   auto r = get("/api/runs/alpha/metrics.jsonl");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);

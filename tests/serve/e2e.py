@@ -384,6 +384,71 @@ try:
     check(len(more[0]) == 3 and len(more[4]) >= 2, "runs: ticking the sudoku run adds its training curve and its eval.json curves")
     clean("runs after overlaying three")
 
+    # ---- runs: the paper's prefix-sums seeds, their evaluation files and the paper's values -----
+    # scripts/paper-prefix-sums keeps one evaluation per split (eval-val.json, eval-hard.json):
+    # the page must show their numbers, read here from the files, beside the paper's.
+    seeds = sorted(n for n in os.listdir(os.path.join(ROOT, "models")) if n.startswith("prefix-sums-paper-seed-")
+                   and os.path.isfile(os.path.join(ROOT, "models", n, "eval-val.json")))
+    with open(os.path.join(ROOT, "sweeps", "paper_tables.json")) as f:
+        tables = json.load(f)
+    open_page(f"/runs.html?runs={','.join(seeds)}")
+    clean("runs: the paper's seeds")
+
+    def pct_text(v):
+        # lab.js's `${fmt(100 * v)}%`: four significant digits, trailing zeros dropped.
+        if v == 0:
+            return "0%"
+        t = repr(float(f"{100 * v:.4g}"))
+        return (t[:-2] if t.endswith(".0") else t) + "%"
+
+    def row_cells(name):
+        return js("const tr = document.querySelector(`table.runs tr[data-run=\"${arguments[0]}\"]`);"
+                  " return tr ? Object.fromEntries([...tr.querySelectorAll('[data-cell]')].map(c => [c.dataset.cell, c.textContent])) : null", name)
+    paper_val = f"{tables['table4_val']['prefix-sums/post/external/3e-4']:.2f}"
+    paper_hard = f"{tables['table5_hard']['prefix-sums/post/external/3e-4']:.2f}"
+    want_curves, bad = [], []
+    for n in seeds:
+        folder = os.path.join(ROOT, "models", n)
+        with open(os.path.join(folder, "metrics.jsonl")) as f:
+            metrics = [json.loads(line) for line in f if line.strip()]
+        final = metrics[-1]["val_exact"]
+        best = max(metrics, key=lambda m: m["val_exact"])
+        # Its files, each a download: the evaluations first (eval.json, then eval-NAME.json).
+        present = set(os.listdir(folder))
+        files = sorted(f for f in present if f == "eval.json" or (f.startswith("eval-") and f.endswith(".json")))
+        files += [f for f in ("config.json", "training.json", "metrics.jsonl", "analysis.json", "train.log",
+                              "eval_halt.json", "eval_scaling.json") if f in present]
+        want = {"final": f"{pct_text(final)} (best {pct_text(best['val_exact'])} at epoch {best['epoch']})",
+                "paper-val": paper_val, "paper-hard": paper_hard, "files": ", ".join(files)}
+        for split in ("hard", "val"):  # eval-hard.json sorts before eval-val.json
+            path = os.path.join(folder, f"eval-{split}.json")
+            if not os.path.isfile(path):
+                want[split] = "–"
+                continue
+            with open(path) as f:
+                ev = json.load(f)
+            s = ev["splits"][split]
+            want[split] = f"{pct_text(s['exact'][-1])} at {s['iterations'][-1]}"
+            want_curves.append([s["iterations"], s["exact"]])
+        got = row_cells(n)
+        if got != want:
+            bad.append(f"{n}: page {json.dumps(got, ensure_ascii=False)}, files {json.dumps(want, ensure_ascii=False)}")
+    check(len(seeds) >= 3 and not bad,
+          f"runs: the {len(seeds)} paper seeds show their final val (best beside it), eval-val.json's and eval-hard.json's "
+          "exact accuracy at iteration 500 and the paper's values", "; ".join(bad))
+    drawn = plot_data()
+    check(same(drawn[4], want_curves), "runs: the seeds' exact accuracy against iterations is drawn from eval-hard.json and eval-val.json",
+          json.dumps([drawn[4], want_curves])[:400])
+    val_curves = []
+    for n in seeds:
+        with open(os.path.join(ROOT, "models", n, "metrics.jsonl")) as f:
+            val_curves.append([m["val_exact"] for m in (json.loads(line) for line in f if line.strip())])
+    check(same([s[1] for s in drawn[1]][:len(seeds)], val_curves), "runs: the seeds' val curves are their metrics.jsonl's")
+    named = js("return [...document.querySelectorAll('table.evaluations tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))")
+    check(len(named) >= 2 * 3 and all(r[3] == "model.safetensors" for r in named) and {r[1] for r in named} >= {"eval-val.json", "eval-hard.json"},
+          "runs: the evaluation table names each file and the weights it used", json.dumps(named[:3]))
+    screenshot("runs-seeds.png")
+
     # ---- sweeps: the toy sweep's report.json as written ---------------------------------------
     if server:
         open_page("/sweeps.html")
@@ -455,8 +520,42 @@ try:
                     rule["mean_iters"], rule["exact"] = 1.5 + i + 0.25 * k, 0.05 * i + 0.01 * k
             with open(scaling_file, "w") as f:
                 json.dump(sc, f)
+            # A version-1 run folder (tests/serve/fixtures) beside a current one.
+            for name, src, files in (("old", os.path.join(ROOT, "tests", "serve", "fixtures", "prefix-sums-version-1"),
+                                      ("config.json", "training.json", "metrics.jsonl")),
+                                     ("current", os.path.join(ROOT, "models", "prefix-sums-external-post"),
+                                      ("config.json", "training.json", "metrics.jsonl"))):
+                os.makedirs(os.path.join(tmp, name))
+                for f in files:
+                    shutil.copy(os.path.join(src, f), os.path.join(tmp, name, f))
             second, url = start_server("--runs", tmp)
-            open_page("/runs.html", url)
+            open_page("/runs.html?runs=current,old", url)
+            network_idle()
+            before = updates()
+            driver.find_element(By.CSS_SELECTOR, 'input[name="show-all"]').click()
+            wait_for(lambda: updates() > before, "a render after showing every setting")
+            rows = js("return [...document.querySelectorAll('table.config tbody tr')].map(tr => [tr.dataset.setting, ...[...tr.cells].slice(1).map(c => c.textContent)])")
+            half = [r for r in rows if "–" in r[1:]]
+            by_key = {r[0]: r[1:] for r in rows}
+            api_old = get_json(url, "/api/runs/old")
+            check(len(rows) > 30 and not half and by_key.get("train.training_iters") == ["30", "30"]
+                  and by_key.get("model.attention") == ["neighbourhood", "neighbourhood"]
+                  and by_key.get("config.json schema version") == ["2", "1"]
+                  and by_key.get("train.lr") == [str(api_old["settings"]["train"]["lr"])] * 2,
+                  "runs: a version-1 folder beside a current one: each of their settings is one row, filled in both",
+                  f"{len(rows)} rows; half empty: {json.dumps(half)[:300]}")
+            # The files stay downloadable as written: the version-1 config.json link gives its bytes.
+            href = js("return document.querySelector('tr[data-run=\"old\"] td[data-cell=\"files\"] a').href")
+            with urllib.request.urlopen(href, timeout=30) as r:
+                served = r.read()
+            with open(os.path.join(tmp, "old", "config.json"), "rb") as f:
+                written = f.read()
+            check(href.endswith("/api/runs/old/config.json") and served == written and b'"version"' in served,
+                  "runs: each file of a run links to it as written (the version-1 config.json, its old keys and all)", href)
+            p = problems()
+            check(not p, "runs with a version-1 folder: loads with no console error", "; ".join(p))
+            screenshot("runs-versions.png")
+            open_page("/runs.html?runs=tiny", url)
             network_idle()
             p = problems()
             check(not p, "runs with eval.json and analysis.json: loads with no console error", "; ".join(p))
@@ -477,7 +576,7 @@ try:
                   and same(drawn[10], [[xs, [lv["result"]["exact_at_max"] for lv in sc["levels"]]]] +
                            [[xs, [lv["result"]["rules"][i]["exact"] for lv in sc["levels"]]] for i in rules]),
                   "runs: the scaling plots are eval_scaling.json's iterations and accuracy per rule against log2 size")
-            row = js("return [...document.querySelector('table.wide tbody tr').cells].map(c => c.textContent)")
+            row = js("return [...document.querySelector('table.analysis tbody tr').cells].map(c => c.textContent)")
 
             def pct(x):
                 # JavaScript's `${Number((100 * x).toPrecision(3))}%`: three significant digits,

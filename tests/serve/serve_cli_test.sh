@@ -12,6 +12,9 @@ source "$ROOT/tests/cli/lib.sh"
 
 expect_error "port out of range" "--port must be in" "$LOOPLAB" serve --port 70000
 expect_error "no web folder" "no index.html" "$LOOPLAB" serve --port 0 --web "$TMP/nowhere"
+expect_error "a --paper file that is not there" "--paper $TMP/nowhere.json: no such file" timeout 10 "$LOOPLAB" serve --port 0 --paper "$TMP/nowhere.json"
+printf "{bad" >"$TMP/torn.json"
+expect_error "a torn --paper file" "torn.json: not valid JSON" timeout 10 "$LOOPLAB" serve --port 0 --paper "$TMP/torn.json"
 expect_error "unknown option" "--bogus" "$LOOPLAB" serve --bogus
 
 # A real server on a free port (the address is on the first line of stdout).

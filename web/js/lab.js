@@ -71,6 +71,8 @@ const ticks = (u, vals) => vals.map(v => (v === null ? '' : Math.abs(v) < 1e-12 
 // Every Plot on the page, in creation order (the end-to-end tests read what is drawn from here).
 window.lab = window.lab || { plots: [] };
 
+const finiteCount = s => s.y.filter(v => v !== null && Number.isFinite(v)).length;
+
 // A chart in `container`; update({title, x_label, y_label, series: [{name, x, y, color, dash,
 // width}], xRange, yRange, underlay(u, ctx)}) redraws it.
 export class Plot {
@@ -112,8 +114,10 @@ export class Plot {
           stroke: s.color || palette[i % palette.length],
           width: s.width || 2,
           dash: s.dash,
-          paths: uPlot.paths.linear(),
-          points: { show: false },
+          // A line needs two points: a series of one (an evaluation at one iteration count) is
+          // drawn as a dot.
+          paths: finiteCount(s) === 1 ? uPlot.paths.points() : uPlot.paths.linear(),
+          points: { show: false, size: 10, fill: s.color || palette[i % palette.length] },
           facets: [{ scale: 'x', auto: false }, { scale: 'y', auto: false }],
         })),
       ],

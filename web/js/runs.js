@@ -1,7 +1,11 @@
-// The runs page: every run folder under `looplab serve --runs DIR` (GET /api/runs), and for the
-// selected ones (GET /api/runs/NAME) their configs side by side, the training curves of
-// metrics.jsonl, accuracy and convergence against iterations from eval.json, analysis.json, and
-// test-time compute against difficulty from eval_scaling.json, overlaid. runs.html?runs=A,B selects A and B.
+// The runs page: every run folder under `looplab serve --runs DIR` (GET /api/runs) with its final
+// val accuracy (the best beside it), its evaluations' val and hard figures and the paper's values
+// for its configuration; and for the selected ones (GET /api/runs/NAME) their settings side by
+// side (as the library reads them: one row per setting, whatever schema the files were written
+// in), the training curves of metrics.jsonl, accuracy and convergence against iterations from
+// every evaluation file (eval.json, eval-NAME.json) with the weights each used, analysis.json,
+// and test-time compute against difficulty from eval_scaling.json, overlaid. runs.html?runs=A,B
+// selects A and B.
 import { api, h, Plot, nav, rendered, showError, fmt, palette } from './lab.js';
 
 const main = document.querySelector('main');
@@ -37,8 +41,15 @@ function flat(obj, prefix = '', out = {}) {
 
 let showAll = false;
 
+// One column per run: its settings (model.*, train.*, data.*) and the schema versions its files
+// were written in.
+function settingsOf(r) {
+  const versions = Object.fromEntries(Object.entries(r.schema_versions || {}).map(([f, v]) => [`${f} schema version`, v]));
+  return { ...flat(r.settings), ...versions };
+}
+
 function configTable(runs) {
-  const cols = runs.map(r => ({ ...flat(r.config), ...flat(r.training, 'training.') }));
+  const cols = runs.map(settingsOf);
   const differs = k => new Set(cols.map(c => JSON.stringify(c[k]))).size > 1;
   const all = [...new Set(cols.flatMap(c => Object.keys(c)))];
   // With several runs, the settings that differ first; the rest on request.
@@ -47,7 +58,7 @@ function configTable(runs) {
     h('thead', {}, h('tr', {}, h('th', {}, ''), runs.map(r => h('th', {}, h('span', { class: 'swatch', style: `background:${color(r.name)}` }), r.name)))),
     h('caption', {}, runs.length > 1 ? h('label', {}, h('input', { type: 'checkbox', name: 'show-all', checked: showAll,
       onchange: e => { showAll = e.target.checked; draw(); } }), ` show the ${all.length - all.filter(differs).length} settings that are the same in every selected run too`) : ''),
-    h('tbody', {}, keys.map(k => h('tr', { class: differs(k) ? 'differs' : null }, h('th', {}, k), cols.map(c => h('td', {}, c[k] === undefined ? '–' : String(c[k])))))));
+    h('tbody', {}, keys.map(k => h('tr', { class: differs(k) ? 'differs' : null, dataset: { setting: k } }, h('th', {}, k), cols.map(c => h('td', {}, c[k] === undefined ? '–' : String(c[k])))))));
 }
 
 function metricsSeries(runs, key, opts = {}) {
@@ -58,17 +69,42 @@ function metricsSeries(runs, key, opts = {}) {
   }));
 }
 
+// Every evaluation of each run (eval.json, eval-NAME.json): one series per file and split.
+function evaluationsOf(r) {
+  return (r.evaluations || []).map(e => ({ ...e, label: e.file === 'eval.json' ? '' : ` (${e.file})` }));
+}
+
 function evalSeries(runs, source, key, transform = v => v) {
   const out = [];
   for (const r of runs) {
-    const e = source(r);
-    if (!e || !e.splits) continue;
-    for (const [split, s] of Object.entries(e.splits)) {
-      if (!Array.isArray(s[key])) continue;
-      out.push({ name: `${r.name} · ${split}`, x: s.iterations, y: s[key].map(transform), color: color(r.name), dash: split in dashes ? dashes[split] : [4, 2, 1, 2] });
+    for (const e of source(r)) {
+      if (!e || !e.splits) continue;
+      for (const [split, s] of Object.entries(e.splits)) {
+        if (!Array.isArray(s[key])) continue;
+        out.push({ name: `${r.name} · ${split}${e.label || ''}`, x: s.iterations, y: s[key].map(transform), color: color(r.name), dash: split in dashes ? dashes[split] : [4, 2, 1, 2] });
+      }
     }
   }
   return out;
+}
+
+const pct = v => (typeof v === 'number' ? `${fmt(100 * v)}%` : '–');
+
+// Each evaluation: its file, split, the weights it used, its iterations and examples, and its
+// figures at the last iteration.
+function evaluationTable(runs) {
+  const rows = [];
+  for (const r of runs)
+    for (const e of r.evaluations || [])
+      for (const [split, s] of Object.entries(e.splits || {})) {
+        const last = s.iterations.length - 1;
+        rows.push(h('tr', {}, h('td', {}, h('span', { class: 'swatch', style: `background:${color(r.name)}` }), r.name), h('td', {}, e.file),
+          h('td', {}, split), h('td', {}, e.weights || '–'), h('td', {}, e.iters[0] === e.iters[1] ? `${e.iters[0]}` : `${e.iters[0]}–${e.iters[1]}`), h('td', {}, s.count),
+          h('td', {}, last >= 0 ? pct(s.exact[last]) : '–'), h('td', {}, last >= 0 ? pct(s.per_position[last]) : '–')));
+      }
+  if (!rows.length) return '';
+  return h('table', { class: 'wide evaluations' }, h('thead', {}, h('tr', {}, ...['run', 'file', 'split', 'weights', 'iterations', 'examples',
+    'exact at the last', 'per position at the last'].map(t => h('th', {}, t)))), h('tbody', {}, rows));
 }
 
 // eval_scaling.json: per run and halting rule, `key` of each level against its difficulty: log2
@@ -117,7 +153,7 @@ function analysisTable(runs) {
     }
   }
   if (!rows.length) return h('p', { class: 'note' }, 'None of the selected runs has an analysis.json; ', h('code', {}, 'looplab analyze DIR'), ' writes one.');
-  return h('table', { class: 'wide' }, h('thead', {}, h('tr', {}, ...['run', 'split', 'ρ(Wx)', 'settle', 'cycle', 'diverge', 'wander',
+  return h('table', { class: 'wide analysis' }, h('thead', {}, h('tr', {}, ...['run', 'split', 'ρ(Wx)', 'settle', 'cycle', 'diverge', 'wander',
     'first below tol (median)', 'spectral radius (median)', 'exact at training T', 'best exact', 'exact at max'].map(t => h('th', {}, t)))), h('tbody', {}, rows));
 }
 
@@ -137,16 +173,16 @@ async function draw() {
   plots.seconds.update({ hideEmpty: true, title: 'Seconds per epoch', x_label: 'epoch', y_label: 's', series: metricsSeries(runs, 'seconds') });
   const untrained = runs.filter(r => !Array.isArray(r.metrics)).map(r => r.name);
   el.trainNote.replaceChildren(untrained.length ? h('p', { class: 'note' }, `No metrics.jsonl in ${untrained.join(', ')} (written by looplab train).`) : '');
-  const evals = runs.filter(r => r.eval);
-  el.evalNote.replaceChildren(evals.length === runs.length ? '' : h('p', { class: 'note' },
-    `No eval.json in ${runs.filter(r => !r.eval).map(r => r.name).join(', ') || '–'}: `, h('code', {}, 'looplab eval DIR --split val,hard'), ' writes one.'));
-  plots.exact.update({ hideEmpty: true, title: 'Exact accuracy against iterations (val solid, hard dashed)', x_label: 'iterations', y_label: 'exact accuracy', yRange: [0, 1.02], series: evalSeries(runs, r => r.eval, 'exact') });
-  plots.per_position.update({ hideEmpty: true, title: 'Per-position accuracy against iterations', x_label: 'iterations', y_label: 'per-position accuracy', yRange: [0, 1.02], series: evalSeries(runs, r => r.eval, 'per_position') });
-  plots.step.update({ hideEmpty: true, title: 'Relative step ‖x(t+1) − x(t)‖ / ‖x(t)‖', x_label: 'iterations', y_label: 'log10 relative step', series: evalSeries(runs, r => r.eval, 'relative_step', v => (v > 0 ? Math.log10(v) : null)) });
-  plots.unchanged.update({ hideEmpty: true, title: 'Predictions that no longer change', x_label: 'iterations', y_label: 'fraction', yRange: [0, 1.02], series: evalSeries(runs, r => r.eval, 'unchanged') });
+  const unevaluated = runs.filter(r => !(r.evaluations || []).length).map(r => r.name);
+  el.evalNote.replaceChildren(evaluationTable(runs), unevaluated.length ? h('p', { class: 'note' },
+    `No evaluation file in ${unevaluated.join(', ')}: `, h('code', {}, 'looplab eval DIR --split val,hard'), ' writes eval.json.') : '');
+  plots.exact.update({ hideEmpty: true, title: 'Exact accuracy against iterations (val solid, hard dashed)', x_label: 'iterations', y_label: 'exact accuracy', yRange: [0, 1.02], series: evalSeries(runs, evaluationsOf, 'exact') });
+  plots.per_position.update({ hideEmpty: true, title: 'Per-position accuracy against iterations', x_label: 'iterations', y_label: 'per-position accuracy', yRange: [0, 1.02], series: evalSeries(runs, evaluationsOf, 'per_position') });
+  plots.step.update({ hideEmpty: true, title: 'Relative step ‖x(t+1) − x(t)‖ / ‖x(t)‖', x_label: 'iterations', y_label: 'log10 relative step', series: evalSeries(runs, evaluationsOf, 'relative_step', v => (v > 0 ? Math.log10(v) : null)) });
+  plots.unchanged.update({ hideEmpty: true, title: 'Predictions that no longer change', x_label: 'iterations', y_label: 'fraction', yRange: [0, 1.02], series: evalSeries(runs, evaluationsOf, 'unchanged') });
   el.analysis.replaceChildren(analysisTable(runs));
   plots.analysis.update({ hideEmpty: true, title: 'Exact accuracy against iterations (analysis.json)', x_label: 'iterations', y_label: 'exact accuracy', yRange: [0, 1.02],
-    series: evalSeries(runs, r => r.analysis && { splits: Object.fromEntries(Object.entries(r.analysis.splits || {}).map(([k, s]) => [k, s.accuracy || {}])) }, 'exact') });
+    series: evalSeries(runs, r => (r.analysis ? [{ splits: Object.fromEntries(Object.entries(r.analysis.splits || {}).map(([k, s]) => [k, s.accuracy || {}])) }] : []), 'exact') });
   const scaled = runs.filter(r => r.scaling);
   el.scalingNote.replaceChildren(scaled.length ? '' : h('p', { class: 'note' }, 'None of the selected runs has an eval_scaling.json; ', h('code', {}, 'looplab eval DIR --scaling'), ' writes one.'));
   plots.scaling_iters.update({ hideEmpty: true, title: 'Iterations spent against difficulty, per halting rule (eval_scaling.json)', x_label: scalingXLabel(runs), y_label: 'mean iterations', series: scalingSeries(runs, 'mean_iters') });
@@ -155,18 +191,48 @@ async function draw() {
   rendered();
 }
 
+// The paper's value for a run's configuration: in italics where the run's preset is not the
+// paper's (the paper's scale, not its run).
+function paperCell(v, r) {
+  if (typeof v !== 'number') return '–';
+  const preset = r.settings && r.settings.train ? r.settings.train.preset : undefined;
+  return preset === 'paper' ? v.toFixed(2) : h('em', { title: "the paper's scale (this run's preset differs)" }, v.toFixed(2));
+}
+
+// A split's figure of the run's evaluations: exact accuracy at the last iteration, with the
+// iteration and the weights in its title.
+function resultCell(r, split) {
+  const x = (r.results || {})[split];
+  if (!x) return '–';
+  const weights = x.weights === 'model.safetensors' ? 'final' : x.weights;
+  return h('span', { title: `${x.file}: ${x.count} examples, ${weights} weights` }, `${pct(x.exact)} at ${x.iteration}`,
+    weights === 'final' ? '' : h('small', {}, ` (${weights})`));
+}
+
+// Each file of a run as written (whatever its schema version), to download.
+function fileLinks(r) {
+  return r.files.flatMap((f, i) => [i ? ', ' : '',
+    h('a', { href: `/api/runs/${encodeURIComponent(r.name)}/${encodeURIComponent(f)}`, download: `${r.name}-${f}` }, f)]);
+}
+
 function runList(j) {
   if (!j.exists) return h('p', { class: 'note' }, `The runs folder ${j.root} does not exist (give one with looplab serve --runs DIR).`);
   if (!j.runs.length) return h('p', { class: 'note' }, `No run folders in ${j.root}.`);
   return h('table', { class: 'runs' },
-    h('thead', {}, h('tr', {}, ...['', 'run', 'task', 'recall', 'norm', 'width', 'epochs', 'best val accuracy', 'files'].map(t => h('th', {}, t)))),
+    h('thead', {}, h('tr', {}, ...['', 'run', 'task', 'recall', 'norm', 'width', 'lr', 'epochs', 'final val (best)', 'val', 'hard',
+      'paper val', 'paper hard', 'files'].map(t => h('th', {}, t)))),
     h('tbody', {}, j.runs.map(r => {
       const box = h('input', { type: 'checkbox', name: r.name, checked: selected.has(r.name), 'aria-label': `overlay ${r.name}` });
       box.addEventListener('change', () => { if (box.checked) selected.add(r.name); else selected.delete(r.name); draw().catch(e => showError(e.message)); });
-      const c = r.config || {};
-      return h('tr', {}, h('td', {}, box), h('td', {}, h('span', { class: 'swatch', style: `background:${color(r.name)}` }), r.name),
-        h('td', {}, c.task || '–'), h('td', {}, c.recall || '–'), h('td', {}, c.norm || '–'), h('td', {}, c.width ?? '–'),
-        h('td', {}, r.epochs), h('td', {}, r.best_val_exact === null ? '–' : `${fmt(100 * r.best_val_exact)}%`), h('td', {}, r.files.join(', ')));
+      const s = r.settings || {}, c = s.model || {}, t = s.train || {}, p = r.paper || {};
+      const best = r.best_val_exact === null ? '' : h('small', {}, ` (best ${pct(r.best_val_exact)} at epoch ${r.best_epoch})`);
+      return h('tr', { dataset: { run: r.name } }, h('td', {}, box), h('td', {}, h('span', { class: 'swatch', style: `background:${color(r.name)}` }), r.name),
+        h('td', {}, c.task || '–'), h('td', {}, c.recall || '–'), h('td', {}, c.norm || '–'), h('td', {}, c.width ?? '–'), h('td', {}, t.lr ?? '–'),
+        h('td', {}, r.epochs), h('td', { dataset: { cell: 'final' } }, r.final_val_exact === null ? '–' : pct(r.final_val_exact), best),
+        h('td', { dataset: { cell: 'val' } }, resultCell(r, 'val')), h('td', { dataset: { cell: 'hard' } }, resultCell(r, 'hard')),
+        h('td', { class: 'paper', dataset: { cell: 'paper-val' } }, paperCell(p.val, r)),
+        h('td', { class: 'paper', dataset: { cell: 'paper-hard' } }, paperCell(p.hard, r)),
+        h('td', { dataset: { cell: 'files' } }, ...fileLinks(r)));
     })));
 }
 
@@ -175,7 +241,7 @@ main.append(nav('runs.html'), h('header', {}, h('h1', {}, 'Runs'),
 el.list = h('section', {}),
 h('section', {}, h('h2', {}, 'Configuration'), el.config = h('div', { class: 'scroll' }), el.errors = h('ul', { class: 'errors' })),
 el.training = h('section', {}, h('h2', {}, 'Training curves (metrics.jsonl)'), el.trainNote = h('div')),
-el.eval = h('section', {}, h('h2', {}, 'Accuracy and convergence against iterations (eval.json)'), el.evalNote = h('div')),
+el.eval = h('section', {}, h('h2', {}, 'Accuracy and convergence against iterations (eval.json, eval-NAME.json)'), el.evalNote = h('div')),
 h('section', {}, h('h2', {}, 'Fixed-point analysis (analysis.json)'), el.analysis = h('div', { class: 'scroll' }), el.analysisPlot = h('div', { class: 'plots' })),
 el.scaling = h('section', {}, h('h2', {}, 'Test-time compute against difficulty (eval_scaling.json)'), el.scalingNote = h('div')));
 const grid = (parent) => { const g = h('div', { class: 'plots' }); parent.append(g); return g; };

@@ -1,4 +1,4 @@
-// looplab serve [--port P] [--host H] [--runs DIR] [--web DIR] [--log]: serves the web lab (the
+// looplab serve [--port P] [--host H] [--runs DIR] [--sweeps DIR] [--paper FILE] [--web DIR] [--log]: serves the web lab (the
 // eight illustrations, the geometry figures, the runs page) and its JSON API until interrupted.
 #include "looplab/cli/commands.h"
 
@@ -14,6 +14,9 @@
 
 #ifndef LOOPLAB_WEB_DIR
 #define LOOPLAB_WEB_DIR "web"
+#endif
+#ifndef LOOPLAB_PAPER_TABLES
+#define LOOPLAB_PAPER_TABLES "sweeps/paper_tables.json"
 #endif
 
 namespace looplab::cli {
@@ -35,10 +38,19 @@ Command add_serve(CLI::App& parent) {
       ->capture_default_str();
   app->add_option("--sweeps", o->sweeps, "folder whose subfolders hold sweep reports (looplab sweep report)")
       ->capture_default_str();
+  o->paper_tables = LOOPLAB_PAPER_TABLES;
+  auto* paper = app->add_option("--paper", o->paper_tables,
+                                "the paper's tables 4-6 as JSON, shown beside the runs of their configurations "
+                                "(the default, when absent, shows none)")
+                    ->capture_default_str();
   app->add_option("--web", o->web, "the front end (default: ./web if present, else the source tree's web/)");
   app->add_flag("--log", o->log, "print one line per request on stderr");
-  return {app, [o] {
+  return {app, [o, paper] {
             serve::ServeOptions options = *o;
+            // A file named on the command line must be there; the compiled-in default may not be
+            // (an installed looplab away from its source tree): then no paper values are shown.
+            if (paper->count() > 0 && !std::filesystem::is_regular_file(options.paper_tables))
+              throw Error("serve: --paper " + options.paper_tables + ": no such file");
             if (options.port < 0 || options.port > 65535)
               throw Error("serve: --port must be in [0, 65535] (got " + std::to_string(options.port) + ")");
             if (options.web.empty())

@@ -3,6 +3,7 @@
 #include "looplab/io/json_file.h"
 #include "looplab/io/json_reader.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,7 @@
 namespace looplab {
 
 using json = nlohmann::json;
+namespace fs = std::filesystem;
 
 std::string RunFolder::file(const std::string& name) const { return path_ + "/" + name; }
 
@@ -56,6 +58,30 @@ RunSpec RunFolder::spec() const {
 void RunFolder::write_spec(const RunSpec& spec) const {
   const json j = {{"schema_version", kTrainingSchemaVersion}, {"train", to_json(spec.train)}, {"data", to_json(spec.data)}};
   write_file_atomic(file(kTraining), j.dump(2) + "\n");
+}
+
+bool RunFolder::is_eval_file(const std::string& name) {
+  if (name == kEval) return true;
+  const std::string head = "eval-", tail = ".json";
+  if (name.size() <= head.size() + tail.size() || name.compare(0, head.size(), head) != 0 ||
+      name.compare(name.size() - tail.size(), tail.size(), tail) != 0)
+    return false;
+  const std::string middle = name.substr(head.size(), name.size() - head.size() - tail.size());
+  return std::all_of(middle.begin(), middle.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+  });
+}
+
+std::vector<std::string> RunFolder::eval_files() const {
+  std::vector<std::string> named;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(path_, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name != kEval && is_eval_file(name) && e.is_regular_file(ec)) named.push_back(name);
+  }
+  std::sort(named.begin(), named.end());
+  if (has(kEval)) named.insert(named.begin(), kEval);
+  return named;
 }
 
 DataOptions RunFolder::evaluation_data() const {

@@ -63,6 +63,14 @@ class RunFolder {
 
   std::vector<EpochMetrics> metrics() const;  // empty when there is no metrics.jsonl
 
+  // The evaluations a folder holds: eval.json (`looplab eval`) first, then every eval-NAME.json
+  // by name (scripts/paper-prefix-sums keeps one per split: eval-val.json, eval-hard.json). All
+  // are EvalReports. eval.partial.json (an evaluation under way) is not one.
+  std::vector<std::string> eval_files() const;
+  // Whether a file name is one of those: "eval.json" or "eval-NAME.json", NAME one or more of
+  // letters, digits, '-' and '_'.
+  static bool is_eval_file(const std::string& name);
+
  private:
   std::string path_;
 };

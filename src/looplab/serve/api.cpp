@@ -1,6 +1,8 @@
 #include "looplab/serve/api.h"
 
 #include "looplab/io/atomic_file.h"
+#include "looplab/io/json_file.h"
+#include "looplab/model/config.h"
 #include "looplab/run/reports.h"
 #include "looplab/run/run_folder.h"
 #include "looplab/sweep/report.h"
@@ -116,7 +118,7 @@ std::string read_text(const fs::path& p) {
 // served as written, with the mismatch under errors[file].
 json typed(const std::string& file, const json& raw, json& errors) {
   try {
-    if (file == RunFolder::kEval) return json(raw.get<EvalReport>());
+    if (RunFolder::is_eval_file(file)) return json(raw.get<EvalReport>());
     if (file == RunFolder::kAnalysis) return json(raw.get<AnalysisReport>());
     if (file == RunFolder::kMetrics) {
       json rows = json::array();
@@ -230,12 +232,15 @@ json phase(const Query& q) {
 
 // ---- runs ------------------------------------------------------------------------------------
 
-Runs::Runs(std::string root) : root_(std::move(root)) {}
+Runs::Runs(std::string root, std::string paper_tables) : root_(std::move(root)) {
+  std::error_code ec;
+  if (!paper_tables.empty() && fs::is_regular_file(paper_tables, ec)) paper_tables_ = read_json_file(paper_tables);
+}
 
 const std::vector<std::string>& Runs::run_files() {
-  static const std::vector<std::string> files = {RunFolder::kConfig,   RunFolder::kTraining,    RunFolder::kMetrics,
-                                                 RunFolder::kEval,     RunFolder::kAnalysis,    RunFolder::kTrainLog,
-                                                 RunFolder::kEvalHalt, RunFolder::kEvalScaling};
+  static const std::vector<std::string> files = {RunFolder::kConfig,   RunFolder::kTraining, RunFolder::kMetrics,
+                                                 RunFolder::kAnalysis, RunFolder::kTrainLog, RunFolder::kEvalHalt,
+                                                 RunFolder::kEvalScaling};
   return files;
 }
 
@@ -309,15 +314,148 @@ json Sweeps::report(const std::string& name) const {
 
 namespace {
 
+// The files of a run that the API serves: its evaluations (eval.json first), then the others.
 std::vector<std::string> present_files(const fs::path& dir) {
-  std::vector<std::string> out;
+  std::vector<std::string> out = RunFolder(dir.string()).eval_files();
   std::error_code ec;
   for (const auto& f : Runs::run_files())
     if (fs::is_regular_file(dir / f, ec)) out.push_back(f);
   return out;
 }
 
+// The figure a runs table shows for one split: the evaluation at its last iteration. Of two,
+// the final weights' one wins, then the one of more examples, then the later iteration.
+bool better_result(const json& a, const json& b) {
+  const bool fa = a["weights"] == RunFolder::kWeights, fb = b["weights"] == RunFolder::kWeights;
+  if (fa != fb) return fa;
+  if (a["count"] != b["count"]) return a["count"].get<int64_t>() > b["count"].get<int64_t>();
+  return a["iteration"].get<int64_t>() > b["iteration"].get<int64_t>();
+}
+
 }  // namespace
+
+json Runs::summary(const std::string& name, const std::string& dir_text, bool full) const {
+  const fs::path dir(dir_text);
+  const RunFolder folder(dir_text);
+  std::error_code ec;
+  const fs::path root = fs::canonical(root_, ec);
+  json j = {{"name", name}, {"files", present_files(dir)}}, errors = json::object();
+  // A file is read only when it is one and lies inside the runs folder.
+  auto readable = [&](const std::string& file) {
+    std::error_code e;
+    if (!fs::is_regular_file(dir / file, e)) return false;
+    const fs::path c = fs::canonical(dir / file, e);
+    if (e || !is_inside(root, c)) {
+      errors[file] = "leads outside the runs folder; not read";
+      return false;
+    }
+    return true;
+  };
+
+  // The settings, as the library reads them: current keys and values whatever the schema version.
+  json settings = nullptr, versions = json::object();
+  if (readable(RunFolder::kConfig)) {
+    try {
+      const json raw = read_json_file(folder.file(RunFolder::kConfig));
+      versions[RunFolder::kConfig] = model_version(raw, RunFolder::kConfig);
+      json model = to_json(config_from_json(raw, RunFolder::kConfig));
+      model.erase("format");          // the file's, not a setting
+      model.erase("schema_version");  // under schema_versions
+      model["halt_head"] = model.value("halt_head", false);  // written only when true
+      settings = {{"model", model}, {"train", nullptr}, {"data", nullptr}};
+    } catch (const std::exception& e) {
+      errors[RunFolder::kConfig] = e.what();
+    }
+  }
+  if (settings.is_object() && readable(RunFolder::kTraining)) {
+    try {
+      const RunSpec spec = folder.spec();
+      versions[RunFolder::kTraining] = spec.schema_version;
+      settings["train"] = to_json(spec.train);
+      settings["data"] = to_json(spec.data);
+    } catch (const std::exception& e) {
+      errors[RunFolder::kTraining] = e.what();
+    }
+  }
+  j["schema_versions"] = versions;
+  j["settings"] = settings;
+
+  // Training: the final epoch's val exact accuracy (the final weights', as the paper reports),
+  // and the best epoch's beside it.
+  json m = json::object();
+  if (readable(RunFolder::kMetrics)) read_json(dir, RunFolder::kMetrics, "metrics", true, m, errors);
+  const json metrics = m.value("metrics", json(nullptr));
+  j["epochs"] = metrics.is_array() ? metrics.size() : 0;
+  json final_val = nullptr, best = nullptr, best_epoch = nullptr;
+  if (metrics.is_array())
+    for (const auto& row : metrics) {
+      if (!row.is_object() || !row.contains("val_exact") || !row["val_exact"].is_number()) continue;
+      final_val = row["val_exact"];
+      if (best.is_null() || row["val_exact"].get<double>() > best.get<double>()) {
+        best = row["val_exact"];
+        best_epoch = row.value("epoch", json(nullptr));
+      }
+    }
+  j["final_val_exact"] = final_val;
+  j["best_val_exact"] = best;
+  j["best_epoch"] = best_epoch;
+
+  // Every evaluation file, each an EvalReport; per split the figure at its last iteration.
+  json evaluations = json::array(), results = json::object();
+  for (const std::string& file : folder.eval_files()) {
+    if (!readable(file)) continue;
+    json e = json::object();
+    read_json(dir, file, "report", false, e, errors);
+    if (errors.contains(file)) continue;
+    json report = e["report"];
+    report["file"] = file;
+    for (const auto& [split, curve] : report["splits"].items()) {
+      const json& its = curve["iterations"];
+      if (!its.is_array() || its.empty() || curve["exact"].size() != its.size() ||
+          curve["per_position"].size() != its.size())
+        continue;
+      const json r = {{"exact", curve["exact"].back()},
+                      {"per_position", curve["per_position"].back()},
+                      {"iteration", its.back()},
+                      {"count", curve["count"]},
+                      {"weights", report["weights"]},
+                      {"file", file}};
+      if (!results.contains(split) || better_result(r, results[split])) results[split] = r;
+    }
+    evaluations.push_back(std::move(report));
+  }
+  j["results"] = results;
+
+  // The paper's values where its tables have the run's task, norm, recall and learning rate.
+  json paper = nullptr;
+  if (!paper_tables_.is_null() && settings.is_object() && settings["train"].is_object()) {
+    try {
+      const json& model = settings["model"];
+      const sweep::PaperValues p = sweep::paper_values(paper_tables_, model["task"], model["norm"], model["recall"],
+                                                       settings["train"]["lr"].get<double>());
+      if (p.val || p.hard)
+        paper = {{"val", p.val ? json(*p.val) : json(nullptr)},
+                 {"hard", p.hard ? json(*p.hard) : json(nullptr)},
+                 {"val_table", p.val_table},
+                 {"hard_table", p.hard_table}};
+    } catch (const std::exception&) {
+      // A task this looplab does not know has no paper values.
+    }
+  }
+  j["paper"] = paper;
+
+  if (full) {
+    j["metrics"] = metrics;
+    j["evaluations"] = evaluations;
+    for (const auto& [file, key] : std::vector<std::pair<std::string, std::string>>{
+             {RunFolder::kAnalysis, "analysis"}, {RunFolder::kEvalScaling, "scaling"}}) {
+      j[key] = nullptr;
+      if (readable(file)) read_json(dir, file, key, false, j, errors);
+    }
+  }
+  if (!errors.empty()) j["errors"] = errors;
+  return j;
+}
 
 json Runs::list() const {
   json runs = json::array();
@@ -333,57 +471,18 @@ json Runs::list() const {
     if (fs::is_regular_file(c / RunFolder::kConfig, e2) || fs::is_regular_file(c / RunFolder::kMetrics, e2)) names.push_back(name);
   }
   std::sort(names.begin(), names.end());
-  for (const auto& name : names) {
-    const fs::path dir = root / name;
-    json j = {{"name", name}, {"files", present_files(dir)}}, errors = json::object();
-    read_json(dir, RunFolder::kConfig, "config", false, j, errors);
-    json m = json::object();
-    read_json(dir, RunFolder::kMetrics, "metrics", true, m, errors);
-    j["epochs"] = m["metrics"].is_array() ? m["metrics"].size() : 0;
-    json best = nullptr;
-    if (m["metrics"].is_array())
-      for (const auto& row : m["metrics"])
-        if (row.is_object() && row.contains("val_exact") && row["val_exact"].is_number() &&
-            (best.is_null() || row["val_exact"].get<double>() > best.get<double>()))
-          best = row["val_exact"];
-    j["best_val_exact"] = best;
-    if (!errors.empty()) j["errors"] = errors;
-    runs.push_back(std::move(j));
-  }
+  for (const auto& name : names) runs.push_back(summary(name, (root / name).string(), false));
   return {{"root", root_}, {"exists", true}, {"runs", runs}};
 }
 
-json Runs::run(const std::string& name) const {
-  const fs::path dir = run_folder(name);
-  json j = {{"name", name}, {"files", present_files(dir)}}, errors = json::object();
-  // Each file is checked like file(): a symbolic link leading out of the runs folder is not read.
-  const fs::path root = fs::canonical(root_);
-  for (const auto& [file, key, lines] : std::vector<std::tuple<std::string, std::string, bool>>{
-           {RunFolder::kConfig, "config", false},
-           {RunFolder::kTraining, "training", false},
-           {RunFolder::kMetrics, "metrics", true},
-           {RunFolder::kEval, "eval", false},
-           {RunFolder::kAnalysis, "analysis", false},
-           {RunFolder::kEvalScaling, "scaling", false}}) {
-    std::error_code ec;
-    const fs::path c = fs::canonical(dir / file, ec);
-    if (!ec && !is_inside(root, c)) {
-      j[key] = nullptr;
-      errors[file] = "leads outside the runs folder; not read";
-      continue;
-    }
-    read_json(dir, file, key, lines, j, errors);
-  }
-  if (!errors.empty()) j["errors"] = errors;
-  return j;
-}
+json Runs::run(const std::string& name) const { return summary(name, run_folder(name), true); }
 
 std::string Runs::file(const std::string& name, const std::string& file) const {
   const auto& files = run_files();
-  if (std::find(files.begin(), files.end(), file) == files.end()) {
+  if (!RunFolder::is_eval_file(file) && std::find(files.begin(), files.end(), file) == files.end()) {
     std::string names;
     for (const auto& f : files) names += (names.empty() ? "" : ", ") + f;
-    throw ApiError(404, "runs: '" + file + "' is not a run file (one of: " + names + ")");
+    throw ApiError(404, "runs: '" + file + "' is not a run file (one of: eval.json, eval-NAME.json, " + names + ")");
   }
   const fs::path dir = run_folder(name);
   std::error_code ec;

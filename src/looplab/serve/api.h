@@ -47,26 +47,49 @@ nlohmann::json phase(const Query& query);
 // Run directories: the immediate subdirectories of the runs folder that hold a config.json or a
 // metrics.jsonl. Files of a run are read only when their canonical path lies inside the runs
 // folder's canonical path (no '..', no absolute path, no symbolic link leading out).
+//
+// A run is served in today's words: through the library's readers (run/run_folder.h,
+// run/reports.h), whatever schema version its files were written in, so that one setting is one
+// key in every run (training.json's "max_iters" of version 2 is train.training_iters, config.json's
+// "attention": "local" of version 1 is "neighbourhood"). The files as written stay available
+// through file().
 class Runs {
  public:
-  explicit Runs(std::string root);
+  // `paper_tables`: the paper's tables 4-6 (sweeps/paper_tables.json); "" or a missing file: no
+  // paper values beside the runs.
+  explicit Runs(std::string root, std::string paper_tables = "");
   const std::string& root() const { return root_; }
 
-  // GET /api/runs: {root, runs: [{name, files: [...], config, epochs, best_val_exact}]}.
+  // GET /api/runs: {root, exists, runs: [SUMMARY]}, each SUMMARY
+  //   {name, files, schema_versions: {"config.json": N, "training.json": N},
+  //    settings: {model, train, data} (config.json and training.json as read, current keys; train
+  //      and data null for a bare model folder; settings null without a readable config.json),
+  //    epochs, final_val_exact (the last epoch's), best_val_exact, best_epoch,
+  //    results: {SPLIT: {exact, per_position, iteration, count, weights, file}} (per split, the
+  //      evaluation at its last iteration, of the final weights where one is, else of others,
+  //      named; then the most examples, then the latest iteration),
+  //    paper: {val, hard, val_table, hard_table} where the paper's tables have the run's task,
+  //      norm, recall and learning rate, else null,
+  //    errors: {FILE: message}, only when a file could not be read}.
   nlohmann::json list() const;
-  // GET /api/runs/NAME: {name, files, config, training, metrics (one object per line), eval,
-  // analysis}; a missing file is null, an unreadable one null with its message under `errors`.
+  // GET /api/runs/NAME: SUMMARY and metrics (one object per line, metrics.jsonl as read),
+  // evaluations ([{file, weights, iters, splits}] of eval_files(), eval.json first), analysis,
+  // scaling; a missing file is null, an unreadable one null with its message under `errors`.
   nlohmann::json run(const std::string& name) const;
-  // GET /api/runs/NAME/FILE for FILE one of run_files(): the file's text, unchanged.
+  // GET /api/runs/NAME/FILE for FILE one of run_files() or an evaluation file
+  // (RunFolder::is_eval_file): the file's text, unchanged.
   std::string file(const std::string& name, const std::string& file) const;
 
-  // The files a run may have that the API serves.
+  // The files a run may have that the API serves, besides its evaluation files.
   static const std::vector<std::string>& run_files();
 
  private:
   std::string root_;
+  nlohmann::json paper_tables_;  // null when there are none
   // The canonical directory of run NAME; throws ApiError (400 bad name, 403 outside, 404 none).
   std::string run_folder(const std::string& name) const;
+  // SUMMARY of the run folder `dir`, with metrics and evaluations kept when `full`.
+  nlohmann::json summary(const std::string& name, const std::string& dir, bool full) const;
 };
 
 // Sweep reports: the immediate subdirectories of the sweeps folder that hold the report.json of

@@ -61,7 +61,7 @@ struct Server::Impl {
   bool bound = false;
   socket_t listen_socket = INVALID_SOCKET;
 
-  explicit Impl(ServeOptions o) : options(std::move(o)), runs(options.runs), sweeps(options.sweeps) {}
+  explicit Impl(ServeOptions o) : options(std::move(o)), runs(options.runs, options.paper_tables), sweeps(options.sweeps) {}
 
   void routes() {
     // An idle keep-alive connection holds a worker until it times out; a browser opens six per

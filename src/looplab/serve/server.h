@@ -14,6 +14,9 @@ struct ServeOptions {
   int port = 8080;            // 0: any free port (see Server::bind)
   std::string runs = "runs";  // the folder whose subfolders are the runs page's runs
   std::string sweeps = "sweeps";  // the folder whose subfolders hold sweep reports (report.json)
+  // The paper's tables 4-6 (sweeps/paper_tables.json), shown beside the runs of their
+  // configurations; "" or a missing file: none.
+  std::string paper_tables;
   std::string web = "web";    // the static front end
   bool log = false;           // one line per request on stderr
 };

@@ -31,13 +31,15 @@ Stat stat_of(const std::vector<double>& v) {
 
 namespace {
 
-// The paper's value at task/norm/recall/lr, its learning rates written as "3e-4".
-std::optional<double> paper_value(const nlohmann::json& table, const Group& g) {
+// The paper's value at task/norm/recall/lr in one table, its learning rates written as "3e-4".
+std::optional<double> paper_value(const nlohmann::json& table, const std::string& task, const std::string& norm,
+                                  const std::string& recall, double lr) {
+  if (!table.is_object()) return std::nullopt;
+  const std::string prefix = task + "/" + norm + "/" + recall + "/";
   for (const auto& [key, value] : table.items()) {
-    const std::string prefix = g.task + "/" + g.norm + "/" + g.recall + "/";
-    if (key.rfind(prefix, 0) != 0) continue;
-    const double lr = std::strtod(key.c_str() + prefix.size(), nullptr);
-    if (std::abs(lr - g.lr) <= 1e-9 * g.lr) return value.get<double>();
+    if (key.rfind(prefix, 0) != 0 || !value.is_number()) continue;
+    const double cell_lr = std::strtod(key.c_str() + prefix.size(), nullptr);
+    if (std::abs(cell_lr - lr) <= 1e-9 * lr) return value.get<double>();
   }
   return std::nullopt;
 }
@@ -88,6 +90,18 @@ std::string lr_text(double lr) {
 }
 
 }  // namespace
+
+PaperValues paper_values(const nlohmann::json& tables, const std::string& task_name, const std::string& norm,
+                         const std::string& recall, double lr) {
+  PaperValues p;
+  if (!tables.is_object()) return p;
+  const TaskSpec& spec = task(task_name).spec();
+  p.val_table = spec.paper_val_table;
+  p.hard_table = spec.paper_hard_table;
+  if (tables.contains(p.val_table)) p.val = paper_value(tables[p.val_table], task_name, norm, recall, lr);
+  if (tables.contains(p.hard_table)) p.hard = paper_value(tables[p.hard_table], task_name, norm, recall, lr);
+  return p;
+}
 
 Report make_report(const Sweep& sw, const std::string& paper_tables) {
   nlohmann::json paper;
@@ -208,11 +222,9 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
       }
       gr.scaling.push_back(row);
     }
-    const TaskSpec& spec = task(gr.task).spec();
-    if (paper.contains(spec.paper_val_table)) {
-      gr.paper_val = paper_value(paper[spec.paper_val_table], gr);
-      gr.paper_hard = paper_value(paper[spec.paper_hard_table], gr);
-    }
+    const PaperValues p = paper_values(paper, gr.task, gr.norm, gr.recall, gr.lr);
+    gr.paper_val = p.val;
+    gr.paper_hard = p.hard;
   }
   std::map<std::string, size_t> best;  // task -> its best autonomous group (by mean hard accuracy)
   for (size_t g = 0; g < rep.groups.size(); ++g) {

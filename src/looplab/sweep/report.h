@@ -80,6 +80,18 @@ struct Report {
   std::vector<Figure6Point> figure6;
 };
 
+// The paper's values (exact accuracy in percent, as printed) for a task, norm, recall and learning
+// rate, from its tables as sweeps/paper_tables.json holds them (`tables`: that file read; null
+// gives none): the task's val and hard tables (TaskSpec::paper_val_table, paper_hard_table).
+// A learning rate matches a table's "3e-4" within a relative 1e-9. Each is nullopt where the
+// tables have no such cell. The sweeps page and the runs page of the web lab both show them.
+struct PaperValues {
+  std::optional<double> val, hard;
+  std::string val_table, hard_table;  // the tables they come from
+};
+PaperValues paper_values(const nlohmann::json& tables, const std::string& task, const std::string& norm,
+                         const std::string& recall, double lr);
+
 // Reads every done run's eval.json and analysis.json. The tables are of the final weights (the
 // last epoch's, model.safetensors), as the paper's are. `paper_tables`: tables.json's path ("" or
 // a missing file: no paper columns).
