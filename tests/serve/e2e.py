@@ -543,7 +543,8 @@ try:
                   and by_key.get("config.json schema version") == ["2", "1"]
                   and by_key.get("train.lr") == [str(api_old["settings"]["train"]["lr"])] * 2,
                   "runs: a version-1 folder beside a current one: each of their settings is one row, filled in both",
-                  f"{len(rows)} rows; half empty: {json.dumps(half)[:300]}")
+                  f"{len(rows)} rows; half empty: {json.dumps(half)[:300]}; " + json.dumps(
+                      {k: by_key.get(k) for k in ("train.training_iters", "model.attention", "config.json schema version", "train.lr")}))
             # The files stay downloadable as written: the version-1 config.json link gives its bytes.
             href = js("return document.querySelector('tr[data-run=\"old\"] td[data-cell=\"files\"] a').href")
             with urllib.request.urlopen(href, timeout=30) as r:
