@@ -61,7 +61,7 @@ class Runs {
   const std::string& root() const { return root_; }
 
   // GET /api/runs: {root, exists, runs: [SUMMARY]}, each SUMMARY
-  //   {name, files, schema_versions: {"config.json": N, "training.json": N},
+  //   {name, files, schema_versions: {config.json: N, training.json: N},
   //    settings: {model, train, data} (config.json and training.json as read, current keys; train
   //      and data null for a bare model folder; settings null without a readable config.json),
   //    epochs, final_val_exact (the last epoch's), best_val_exact, best_epoch,
