@@ -3,7 +3,10 @@
 
 #include <algorithm>
 
+#include "looplab/model/engine/engine.h"
 #include "looplab/model/looped_transformer.h"
+#include "looplab/tasks/registry.h"
+#include "looplab/util/error.h"
 
 namespace looplab {
 namespace {
@@ -214,6 +217,99 @@ TEST(NeighbourhoodAttention, InformationMovesNoFasterThanTheWindow) {
         EXPECT_GT(change, 0.0) << "L " << L << " iteration " << t;
     }
   }
+}
+
+}  // namespace
+}  // namespace looplab
+
+namespace looplab {
+namespace {
+
+// Mazes (issue 50): a 2-D grid of any square side, 3 x 3 windows.
+//
+// NATTEN's 2-D window (csrc/include/natten/cuda/reference/mask.hpp, get_win_start, stride and
+// dilation 1): along each axis, start = max(i - k/2, 0) + (i + k/2 >= L) (L - k/2 - i - 1), the
+// k keys from there. Written out here for a 4 x 4 grid and k = 3, query (row, column) -> keys.
+TEST(NeighbourhoodIndex, MazesWindowIsNattens2D) {
+  const ModelConfig c = default_config("mazes", Recall::kExternal, Norm::kPost, 32);
+  ASSERT_EQ(c.window, 3);
+  const torch::Tensor idx = neighbourhood_index(grid_for(c, 16), c.window);
+  ASSERT_EQ(idx.sizes(), (std::vector<int64_t>{16, 9}));
+  auto keys = [&](int64_t r, int64_t col) {
+    std::vector<int64_t> v(idx[r * 4 + col].data_ptr<int64_t>(), idx[r * 4 + col].data_ptr<int64_t>() + 9);
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  EXPECT_EQ(keys(0, 0), (std::vector<int64_t>{0, 1, 2, 4, 5, 6, 8, 9, 10}));      // rows 0-2, columns 0-2
+  EXPECT_EQ(keys(3, 3), (std::vector<int64_t>{5, 6, 7, 9, 10, 11, 13, 14, 15}));  // rows 1-3, columns 1-3
+  EXPECT_EQ(keys(1, 2), (std::vector<int64_t>{1, 2, 3, 5, 6, 7, 9, 10, 11}));     // rows 0-2, columns 1-3
+  EXPECT_EQ(keys(2, 0), (std::vector<int64_t>{4, 5, 6, 8, 9, 10, 12, 13, 14}));   // rows 1-3, columns 0-2
+  EXPECT_EQ(keys(1, 1), (std::vector<int64_t>{0, 1, 2, 4, 5, 6, 8, 9, 10}));      // centred: rows 0-2, columns 0-2
+  // The formula above for every query of a 7 x 7 grid against the index.
+  auto start = [](int64_t i, int64_t L, int64_t k) {
+    const int64_t r = k / 2;
+    return std::max<int64_t>(i - r, 0) + (i + r >= L ? L - r - i - 1 : 0);
+  };
+  const torch::Tensor big = neighbourhood_index(grid_for(c, 49), 3);
+  for (int64_t q = 0; q < 49; ++q) {
+    std::vector<int64_t> want;
+    for (int64_t dr = 0; dr < 3; ++dr)
+      for (int64_t dc = 0; dc < 3; ++dc) want.push_back((start(q / 7, 7, 3) + dr) * 7 + start(q % 7, 7, 3) + dc);
+    std::vector<int64_t> got(big[q].data_ptr<int64_t>(), big[q].data_ptr<int64_t>() + 9);
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, want) << "query " << q;
+  }
+}
+
+TEST(NeighbourhoodAttention, MazesTakeAnySquareGrid) {
+  const ModelConfig c = default_config("mazes", Recall::kExternal, Norm::kPost, 32);
+  EXPECT_EQ(grid_for(c, 25), (std::vector<int64_t>{5, 5}));
+  EXPECT_EQ(grid_for(c, 900), (std::vector<int64_t>{30, 30}));
+  EXPECT_EQ(grid_for(c, 10201), (std::vector<int64_t>{101, 101}));
+  try {
+    grid_for(c, 24);
+    ADD_FAILURE() << "24 positions taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("24 is not a square"), std::string::npos) << e.what();
+  }
+  // A sudoku model's grid stays fixed.
+  EXPECT_THROW(grid_for(default_config("sudoku", Recall::kExternal, Norm::kPost, 32), 100), Error);
+  // The attention on the training grid (dense mask), on 12 x 12 and 30 x 30 cells (gathered
+  // windows) equals full attention under the window mask.
+  torch::manual_seed(12);
+  ModelConfig cfg = c;
+  cfg.heads = 2;
+  LoopedTransformer model(cfg);
+  model->to(torch::kFloat64);
+  auto& attn = *model->recur_blocks[0]->as<BlockImpl>()->attn;
+  for (int64_t side : {5, 12, 30}) {
+    const std::vector<int64_t> grid = grid_for(cfg, side * side);
+    const Positions p = model->positions(grid);
+    const torch::Tensor u = torch::randn({2, side * side, 32}, torch::kFloat64);
+    const torch::Tensor want = masked_full_attention(attn, u, p, window_mask(grid, 3));
+    EXPECT_LT((attn.forward(u, p) - want).abs().max().item<double>(), 1e-12) << side;
+  }
+}
+
+// A maze model runs a 30 x 30 maze (size 59) on the fused CPU engine and on the plain path alike.
+TEST(NeighbourhoodAttention, MazesRunOnTheFusedEngineAndThePlainPath) {
+  torch::manual_seed(13);
+  ModelConfig cfg = default_config("mazes", Recall::kExternal, Norm::kPost, 32);
+  cfg.heads = 2;
+  LoopedTransformer model(cfg);
+  const Examples e = task("mazes").synthetic(2, 900, 5);
+  const torch::Tensor input = torch::from_blob(const_cast<float*>(e.inputs.data()), {2, 900, e.channels}).clone();
+  torch::NoGradGuard no_grad;
+  const torch::Tensor fused = model->forward(input, 8).logits;
+  torch::Tensor plain;
+  {
+    PlainEngine scope;
+    plain = model->forward(input, 8).logits;
+  }
+  ASSERT_EQ(fused.sizes(), (std::vector<int64_t>{2, 900, 2}));
+  auto& block = *model->recur_blocks[0]->as<BlockImpl>();
+  ASSERT_TRUE(fused_block_applies(block, torch::randn({2, 900, 32}), model->positions({30, 30})));
+  EXPECT_LT(((fused - plain).norm() / plain.norm()).item<double>(), 1e-5);
 }
 
 }  // namespace

@@ -539,7 +539,8 @@ TEST(RunDirTest, SpecRoundTripsThroughTrainingJson) {
   newer["schema_version"] = kTrainingSchemaVersion + 1;
   write_file_atomic(run.file(RunFolder::kTraining), newer.dump());
   EXPECT_EQ(error_of([&] { run.spec(); }),
-            run.file(RunFolder::kTraining) + ": schema_version 5 is newer than this looplab reads (4)");
+            run.file(RunFolder::kTraining) + ": schema_version " + std::to_string(kTrainingSchemaVersion + 1) +
+                " is newer than this looplab reads (" + std::to_string(kTrainingSchemaVersion) + ")");
   // Version 2 called T "max_iters".
   json version2 = written;
   version2["schema_version"] = 2;

@@ -126,7 +126,8 @@ TEST(Mazes, SolveGivesTheChainFromStartToGoal) {
 }
 
 TEST(Mazes, TheSameMazesForAnyThreadCount) {
-  const auto one = mazes::generate_many(15, 64, 9, 1), two = mazes::generate_many(15, 64, 9, 2);
+  // Enough mazes that both threads take some (a few hundred microseconds each).
+  const auto one = mazes::generate_many(15, 2000, 9, 1), two = mazes::generate_many(15, 2000, 9, 2);
   ASSERT_EQ(one.size(), two.size());
   std::set<std::vector<uint8_t>> distinct;
   for (size_t i = 0; i < one.size(); ++i) {
@@ -136,7 +137,14 @@ TEST(Mazes, TheSameMazesForAnyThreadCount) {
     EXPECT_EQ(one[i].goal, two[i].goal);
     distinct.insert(one[i].east);
   }
-  EXPECT_GT(distinct.size(), 60u);
+  EXPECT_GT(distinct.size(), 1990u);
+  // Maze i is the one of stream i of the seed, whichever thread made it.
+  for (size_t i = 0; i < two.size(); ++i) {
+    Random rng(Random::stream_seed(9, i));
+    const Maze m = mazes::generate(15, rng);
+    EXPECT_EQ(two[i].east, m.east) << i;
+    EXPECT_EQ(two[i].start, m.start) << i;
+  }
   EXPECT_NE(mazes::generate_many(15, 1, 10, 1)[0].east, one[0].east);
 }
 

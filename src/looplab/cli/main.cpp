@@ -29,8 +29,7 @@ void add_model_options(CLI::App* app, ModelShape& o) {
   app->add_option("--heads", o.heads, "attention heads")->capture_default_str();
   app->add_option("--mlp-ratio", o.mlp_ratio, "MLP hidden = ratio x width")->capture_default_str();
   app->add_option("--blocks", o.blocks, "blocks per iteration (default 1; 15 for fixed)");
-  app->add_option("--window", o.window, "neighbourhood attention window (odd; local-attention tasks)")
-      ->capture_default_str();
+  app->add_option("--window", o.window, "neighbourhood attention window, keys per axis (odd; default: the task's, 5, mazes 3)");
 }
 
 }  // namespace looplab::cli

@@ -1,5 +1,7 @@
 #include "looplab/model/config.h"
 
+#include <cmath>
+
 #include "looplab/io/json_reader.h"
 
 #include <nlohmann/json.hpp>
@@ -78,7 +80,26 @@ ModelConfig default_config(const std::string& task_name, Recall recall, Norm nor
   c.out_channels = spec.out_channels;
   c.grid = spec.grid;
   c.neighbourhood_attention = spec.neighbourhood_attention;
+  c.window = spec.window;
   return c;
+}
+
+std::vector<int64_t> grid_for(const ModelConfig& c, int64_t positions) {
+  if (c.grid.size() == 1) return {positions};
+  int64_t total = 1;
+  for (int64_t g : c.grid) total *= g;
+  if (positions == total) return c.grid;
+  std::string shape;
+  for (int64_t g : c.grid) shape += (shape.empty() ? "" : "x") + std::to_string(g);
+  if (c.grid.size() == 2 && task(c.task).spec().any_square_side) {
+    const auto side = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(positions))));
+    if (side > 0 && side * side == positions) return {side, side};
+    throw Error("input has " + std::to_string(positions) + " positions; a " + c.task +
+                " model takes a square grid in row-major order (trained on " + shape + "), and " +
+                std::to_string(positions) + " is not a square");
+  }
+  throw Error("input has " + std::to_string(positions) + " positions; a " + c.task + " model expects " +
+              std::to_string(total) + " (a " + shape + " grid in row-major order)");
 }
 
 void validate(const ModelConfig& c) {
@@ -146,7 +167,7 @@ ModelConfig model_config(const ModelShape& s) {
   c.heads = s.heads;
   c.mlp_ratio = s.mlp_ratio;
   if (s.blocks != 0) c.blocks = s.blocks;
-  c.window = s.window;
+  if (s.window != 0) c.window = s.window;
   validate(c);
   return c;
 }
@@ -199,7 +220,9 @@ ModelConfig config_from_json(const json& j, const std::string& source) {
 std::string describe(const ModelConfig& c) {
   std::string grid;
   for (size_t i = 0; i < c.grid.size(); ++i) grid += (i ? "x" : "") + std::to_string(c.grid[i]);
-  return "task        " + c.task + " (grid " + grid + (c.grid.size() == 1 ? ", any length" : "") + ", " +
+  const bool any_side = c.grid.size() == 2 && task(c.task).spec().any_square_side;
+  return "task        " + c.task + " (grid " + grid + (c.grid.size() == 1 ? ", any length" : any_side ? ", any square side" : "") +
+         ", " +
          std::to_string(c.in_channels) + " in / " + std::to_string(c.out_channels) + " out channels)\n" +
          "recall      " + to_string(c.recall) + "\n" + "norm        " + to_string(c.norm) +
          (has_outer_normalization(c.norm) ? " (outer normalization)" : " (no outer normalization)") + "\n" +

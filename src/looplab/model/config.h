@@ -56,6 +56,10 @@ struct ModelConfig {
 
 // The paper's configuration of a task (SPEC sections 1 and 3) at the given width.
 ModelConfig default_config(const std::string& task, Recall recall, Norm norm, int64_t width = 256);
+// The grid of an input of `positions` tokens: 1-D tasks take any length, a task whose grid takes
+// any square side (TaskSpec::any_square_side) any square; otherwise the config's grid. Throws
+// looplab::Error naming what the model takes.
+std::vector<int64_t> grid_for(const ModelConfig& c, int64_t positions);
 
 // The architecture in words, one line per aspect (task, recall, norm, width, attention), as
 // `looplab info` prints it.
@@ -71,7 +75,7 @@ struct ModelShape {
   std::string recall = "external", norm = "post";
   int64_t width = 256, heads = 8, mlp_ratio = 4;
   int64_t blocks = 0;  // 0: default_config's (1, or 15 for the fixed baseline)
-  int64_t window = 5;
+  int64_t window = 0;  // 0: the task's (TaskSpec::window: 5, mazes 3)
 };
 // Validated; throws looplab::Error naming a bad name or value.
 ModelConfig model_config(const ModelShape& s);

@@ -248,16 +248,7 @@ LoopedTransformerImpl::LoopedTransformerImpl(const ModelConfig& config) : config
 }
 
 std::vector<int64_t> LoopedTransformerImpl::grid_for(int64_t positions) const {
-  if (config_.grid.size() == 1) return {positions};
-  int64_t total = 1;
-  for (int64_t g : config_.grid) total *= g;
-  if (positions != total) {
-    std::string shape;
-    for (int64_t g : config_.grid) shape += (shape.empty() ? "" : "x") + std::to_string(g);
-    throw Error("input has " + std::to_string(positions) + " positions; a " + config_.task + " model expects " +
-                std::to_string(total) + " (a " + shape + " grid in row-major order)");
-  }
-  return config_.grid;
+  return looplab::grid_for(config_, positions);
 }
 
 Positions LoopedTransformerImpl::positions(const std::vector<int64_t>& grid) const {

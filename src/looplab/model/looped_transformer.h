@@ -162,8 +162,8 @@ class LoopedTransformerImpl : public torch::nn::Module {
 
  private:
   friend class Loop;  // the one place that assembles the pieces below into a run
-  // The grid of an input with `positions` tokens: 1-D tasks take any length; other tasks
-  // must match the config's grid. Throws looplab::Error.
+  // The grid of an input with `positions` tokens (model/config.h's grid_for). Throws
+  // looplab::Error.
   std::vector<int64_t> grid_for(int64_t positions) const;
   // The recall's term in x0 alone, Wh x0, of every block (undefined for blocks without recall).
   std::vector<torch::Tensor> recall_input(const torch::Tensor& x0);

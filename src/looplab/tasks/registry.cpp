@@ -8,7 +8,8 @@
 #define LOOPLAB_TASKS(X) \
   X(prefix_sums)         \
   X(sudoku)              \
-  X(chess)
+  X(chess)               \
+  X(mazes)
 
 namespace looplab {
 

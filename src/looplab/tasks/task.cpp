@@ -56,6 +56,10 @@ const OptionTable<DataOptions>& data_option_table() {
       option("hard-count", &D::hard_count, "hard examples", at_least<int64_t>(0)),
       option("train-bits", &D::train_bits, "1-D tasks: train and val length", at_least<int64_t>(1)),
       option("hard-bits", &D::hard_bits, "1-D tasks: hard length", at_least<int64_t>(1)),
+      option("train-size", &D::train_size, "mazes: the maze size of train and val (the data set's: 9, 11, ..., 59, 201)",
+             at_least<int64_t>(3))
+          .added_later(),
+      option("hard-size", &D::hard_size, "mazes: the maze size of hard", at_least<int64_t>(3)).added_later(),
       option("data-seed", &D::seed, "seed of the generated data").in_json_as("seed"),
       option("train-file", &D::train_file, "CSV of training examples (replaces generated ones)").added_later(),
       option("val-file", &D::val_file, "CSV of val examples").added_later(),

@@ -42,6 +42,11 @@ struct TaskSpec {
   enum class Version1Inputs { kSame, kShiftedByHalf, kMoved } version1_inputs = Version1Inputs::kSame;
   // The keys of the paper's tables of this task in tables.json (val, hard).
   std::string paper_val_table = "table4_val", paper_hard_table = "table5_hard";
+  // The neighbourhood's keys per axis (ModelConfig::window's default for the task).
+  int64_t window = 5;
+  // A 2-D grid that takes any square side, like a 1-D task any length (mazes: trained on 5 x 5
+  // cells, tested on 30 x 30); otherwise a grid of rank 2 or more is fixed.
+  bool any_square_side = false;
 };
 
 // What data a run trains and is evaluated on (training.json's "data"). Counts and files are
@@ -50,6 +55,7 @@ struct DataOptions {
   std::string task;
   int64_t train_count = 8000, val_count = 2000, hard_count = 10000;
   int64_t train_bits = 32, hard_bits = 512;  // 1-D tasks: train and val length, hard length
+  int64_t train_size = 9, hard_size = 59;     // mazes: the maze size (the data set's name) of train and val, of hard
   uint64_t seed = 0;                          // each split draws from its own stream of this seed
   std::string train_file, val_file, hard_file;  // a file per split replaces its generated examples
   // One file of rated examples to be split by rating into easy (train, val) and hard.

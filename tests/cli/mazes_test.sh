@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Mazes from the command line (issue 50): `looplab data mazes` (the same file for any thread
+# count, bad sizes refused), a maze file with bad rows, a tiny maze model trained on size 9,
+# killed with kill -9 and resumed to the weights of an uninterrupted run, then evaluated on size
+# 59 and over the sizes of `eval --scaling`.
+# Usage: mazes_test.sh path/to/looplab
+set -u
+LOOPLAB=$1
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+source "$(dirname "$0")/lib.sh"
+
+# --- looplab data mazes ----------------------------------------------------------------------
+expect_ok "data mazes, 2 threads" "$LOOPLAB" --threads 2 data mazes --size 13 --count 50 --seed 4 --out "$TMP/m2.csv"
+grep -q "wrote 50 mazes of size 13 (7 x 7 cells)" "$TMP/out" && ok || bad "data mazes: $(cat "$TMP/out")"
+expect_ok "data mazes, 1 thread" "$LOOPLAB" --threads 1 data mazes --size 13 --count 50 --seed 4 --out "$TMP/m1.csv"
+cmp -s "$TMP/m1.csv" "$TMP/m2.csv" && ok || bad "data mazes differs between 1 and 2 threads"
+[ "$(head -1 "$TMP/m2.csv")" = "size,start,goal,passages,path" ] && ok || bad "data mazes: header $(head -1 "$TMP/m2.csv")"
+[ "$(wc -l <"$TMP/m2.csv")" -eq 51 ] && ok || bad "data mazes: expected 51 lines"
+expect_error "an even size" "--size must be odd and at least 3" "$LOOPLAB" data mazes --size 10 --out "$TMP/x.csv"
+expect_error "size 1" "--size must be odd and at least 3" "$LOOPLAB" data mazes --size 1 --out "$TMP/x.csv"
+expect_error "no count" "--count must be >= 1" "$LOOPLAB" data mazes --count 0 --out "$TMP/x.csv"
+
+# A file of mazes as a split; a bad row is named by file, line and field.
+RUN=(--threads 1 train --task mazes --recall external --norm post --width 16 --heads 2 --max-iters 6 --batch 50
+     --train-count 400 --val-count 40 --hard-count 10 --hard-size 17 --seed 3)
+expect_ok "train on a maze file" "$LOOPLAB" "${RUN[@]}" --epochs 1 --train-file "$TMP/m2.csv" --out "$TMP/from-file"
+{ head -2 "$TMP/m2.csv"; echo "13,0,0,$(sed -n 3p "$TMP/m2.csv" | cut -d, -f4-)"; } >"$TMP/bad.csv"
+expect_error "a bad maze row" "bad.csv:3: field 'start': not a perfect maze: start and goal are the same cell" \
+  "$LOOPLAB" "${RUN[@]}" --epochs 1 --train-file "$TMP/bad.csv" --out "$TMP/bad-run"
+
+# --- kill and resume -------------------------------------------------------------------------
+expect_ok "uninterrupted maze run" "$LOOPLAB" "${RUN[@]}" --epochs 3 --out "$TMP/straight"
+grep -q "training mazes" "$TMP/out" && ok || bad "train mazes: $(head -3 "$TMP/out")"
+total_ms=0
+start=$(date +%s%N)
+"$LOOPLAB" "${RUN[@]}" --epochs 3 --out "$TMP/timed" >/dev/null 2>&1
+total_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+resumed=0
+for pct in 30 55 80; do
+  dir="$TMP/k$pct"
+  ms=$(( total_ms * pct / 100 ))
+  "$LOOPLAB" "${RUN[@]}" --epochs 3 --out "$dir" >/dev/null 2>&1 &
+  pid=$!
+  sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
+  kill -9 "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  if [ -f "$dir/training.json" ]; then
+    "$LOOPLAB" --threads 1 train --resume "$dir" >/dev/null 2>"$TMP/err" || bad "k$pct: resume failed: $(cat "$TMP/err")"
+    resumed=$((resumed + 1))
+  else
+    rm -rf "$dir"
+    "$LOOPLAB" "${RUN[@]}" --epochs 3 --out "$dir" >/dev/null 2>"$TMP/err" || bad "k$pct: restart failed: $(cat "$TMP/err")"
+  fi
+  cmp -s "$dir/model.safetensors" "$TMP/straight/model.safetensors" && [ "$(wc -l <"$dir/metrics.jsonl")" -eq 3 ] && ok ||
+    bad "k$pct (killed at $ms of $total_ms ms): the resumed maze run differs from the uninterrupted one"
+done
+[ "$resumed" -ge 1 ] && ok || bad "no kill landed after the run folder was made ($total_ms ms runs)"
+
+# --- evaluation on larger mazes --------------------------------------------------------------
+expect_ok "eval on size 17" "$LOOPLAB" eval "$TMP/straight" --split hard --iters 1:20 --json
+python3 - "$TMP/out" <<'PY' && ok || bad "eval mazes: $(head -c 300 "$TMP/out")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+h = r["splits"]["hard"]
+assert h["count"] == 10 and h["iterations"][-1] == 20, h
+PY
+expect_ok "eval --scaling" "$LOOPLAB" eval "$TMP/straight" --scaling --count 2 --iters 8
+python3 - "$TMP/straight/eval_scaling.json" <<'PY' && ok || bad "eval --scaling on mazes: $(head -c 300 "$TMP/straight/eval_scaling.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+sizes = [lv["difficulty"] for lv in r["levels"]]
+assert r["measure"] == "size" and sizes[0] == 9 and sizes[-1] == 59, sizes
+assert [lv["size"] for lv in r["levels"]][-1] == 900, "59 is 30 x 30 cells"
+PY
+
+finish mazes
