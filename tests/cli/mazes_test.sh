@@ -21,10 +21,18 @@ expect_error "an even size" "--size must be odd and at least 3" "$LOOPLAB" data 
 expect_error "size 1" "--size must be odd and at least 3" "$LOOPLAB" data mazes --size 1 --out "$TMP/x.csv"
 expect_error "no count" "--count must be >= 1" "$LOOPLAB" data mazes --count 0 --out "$TMP/x.csv"
 
+# The data set's own layout (maze_data_test_N/inputs.npy, solutions.npy): written, then read as a split.
+expect_ok "data mazes --format npy" "$LOOPLAB" data mazes --size 13 --count 50 --seed 4 --format npy --out "$TMP/npy13"
+[ -s "$TMP/npy13/inputs.npy" ] && [ -s "$TMP/npy13/solutions.npy" ] && ok || bad "data mazes --format npy: $(ls "$TMP/npy13")"
+expect_error "a bad format" "--format must be csv or npy" "$LOOPLAB" data mazes --format png --out "$TMP/x"
+
 # A file of mazes as a split; a bad row is named by file, line and field.
 RUN=(--threads 1 train --task mazes --recall external --norm post --width 16 --heads 2 --max-iters 6 --batch 50
      --train-count 400 --val-count 40 --hard-count 10 --hard-size 17 --seed 3)
 expect_ok "train on a maze file" "$LOOPLAB" "${RUN[@]}" --epochs 1 --train-file "$TMP/m2.csv" --out "$TMP/from-file"
+expect_ok "train on the data set's files" "$LOOPLAB" "${RUN[@]}" --epochs 1 --train-file "$TMP/npy13" \
+  --val-file "$TMP/npy13/inputs.npy" --hard-file "$(dirname "$0")/../data/mazes/maze_data_test_13" --out "$TMP/from-npy"
+grep -q "50 examples" "$TMP/out" && ok || bad "train on npy: $(head -2 "$TMP/out")"
 { head -2 "$TMP/m2.csv"; echo "13,0,0,$(sed -n 3p "$TMP/m2.csv" | cut -d, -f4-)"; } >"$TMP/bad.csv"
 expect_error "a bad maze row" "bad.csv:3: field 'start': not a perfect maze: start and goal are the same cell" \
   "$LOOPLAB" "${RUN[@]}" --epochs 1 --train-file "$TMP/bad.csv" --out "$TMP/bad-run"

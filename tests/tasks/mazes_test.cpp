@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <set>
 
 #include "looplab/io/atomic_file.h"
+#include "looplab/io/npy.h"
 #include "looplab/util/error.h"
 #include "looplab/util/random.h"
 
@@ -295,6 +297,101 @@ TEST_F(MazesCsv, BadRowsNameFileLineAndField) {
   EXPECT_NE(error_of(head + "3,0,3,3200,1011\n").find("m.csv:2: field 'path': cell 1 is on the path"), std::string::npos);
   EXPECT_NE(error_of(head + "3,0,x,3200,1101\n").find("field 'goal': 'x' is not an integer"), std::string::npos);
   EXPECT_NE(error_of(head).find("no mazes"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace looplab
+
+namespace looplab {
+namespace {
+
+namespace fs = std::filesystem;
+using mazes::Maze;
+
+const std::string kDataSet = std::string(LOOPLAB_SOURCE_DIR) + "/tests/data/mazes";
+
+// The data set's generator's own files (tests/data/mazes/README.md): float64 images that read as
+// perfect mazes whose solution is the path, and whose pixels are looplab's image of them.
+TEST(MazesDataSet, TheGeneratorsFilesRead) {
+  for (const auto& [size, side] : {std::pair<int64_t, int64_t>{9, 24}, {13, 32}}) {
+    const std::string folder = kDataSet + "/maze_data_test_" + std::to_string(size);
+    const NpyArray raw = read_npy(folder + "/inputs.npy");
+    EXPECT_EQ(raw.dtype, "<f8");
+    EXPECT_EQ(raw.shape, (std::vector<int64_t>{4, 3, side, side}));
+    const std::vector<Maze> all = mazes::read_data_set(folder);
+    ASSERT_EQ(all.size(), 4u);
+    for (size_t i = 0; i < all.size(); ++i) {
+      EXPECT_EQ(all[i].size, size);
+      EXPECT_EQ(mazes::imperfection(all[i]), "");
+      const mazes::Image img = mazes::to_image(all[i], mazes::solve(all[i]));
+      EXPECT_TRUE(std::equal(img.rgb.begin(), img.rgb.end(), raw.values.begin() + i * 3 * side * side)) << i;
+    }
+  }
+}
+
+class MazesFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("looplab_mazes_files_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+                                        "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    fs::copy(kDataSet + "/maze_data_test_9", dir / "d");
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  std::string error_of(const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+  std::string bytes(const std::string& f) { return read_file((dir / "d" / f).string()); }
+  void put(const std::string& f, const std::string& b) { write_file_atomic((dir / "d" / f).string(), b); }
+  std::string read_error() { return error_of([&] { mazes::read_data_set((dir / "d").string()); }); }
+  fs::path dir;
+};
+
+TEST_F(MazesFiles, WrittenFilesReadBack) {
+  const std::vector<Maze> all = mazes::generate_many(17, 6, 3, 1);
+  mazes::write_data_set((dir / "w").string(), all);
+  const NpyArray raw = read_npy((dir / "w" / "inputs.npy").string());
+  EXPECT_EQ(raw.dtype, "<f4");
+  EXPECT_EQ(raw.shape, (std::vector<int64_t>{6, 3, 40, 40}));
+  const std::vector<Maze> back = mazes::read_data_set((dir / "w").string());
+  ASSERT_EQ(back.size(), all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(back[i].east, all[i].east);
+    EXPECT_EQ(back[i].south, all[i].south);
+    EXPECT_EQ(back[i].start, all[i].start);
+    EXPECT_EQ(back[i].goal, all[i].goal);
+  }
+}
+
+TEST_F(MazesFiles, BadFilesNameTheFileAndWhat) {
+  EXPECT_EQ(read_error(), "");
+  const std::string inputs = bytes("inputs.npy"), solutions = bytes("solutions.npy");
+  put("inputs.npy", inputs.substr(0, inputs.size() - 100));
+  EXPECT_NE(read_error().find("inputs.npy: cut short"), std::string::npos) << read_error();
+  put("inputs.npy", "not numpy at all, just text");
+  EXPECT_NE(read_error().find("inputs.npy: not a .npy file"), std::string::npos) << read_error();
+  std::string complex = inputs;
+  complex.replace(complex.find("<f8"), 3, "<c8");
+  put("inputs.npy", complex);
+  EXPECT_NE(read_error().find("inputs.npy: dtype '<c8'"), std::string::npos) << read_error();
+  // One pixel of maze 2 changed: a post (always black) made white in the blue channel.
+  std::string pixel = inputs;
+  const size_t data = inputs.size() - 4 * 3 * 24 * 24 * 8;
+  const double one = 1.0;
+  std::memcpy(&pixel[data + ((2 * 3 + 2) * 24 * 24 + 5 * 24 + 5) * 8], &one, 8);
+  put("inputs.npy", pixel);
+  EXPECT_NE(read_error().find("inputs.npy: maze 2 (and solutions.npy): pixel (5, 5) blue"), std::string::npos) << read_error();
+  put("inputs.npy", inputs);
+  put("solutions.npy", read_file(kDataSet + "/maze_data_test_13/solutions.npy"));
+  EXPECT_NE(read_error().find("solutions.npy: shape [4, 32, 32], expected [4, 24, 24]"), std::string::npos) << read_error();
+  fs::remove(dir / "d" / "solutions.npy");
+  EXPECT_NE(read_error().find("solutions.npy: cannot open"), std::string::npos) << read_error();
 }
 
 }  // namespace

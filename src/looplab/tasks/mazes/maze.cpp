@@ -2,9 +2,11 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 
 #include "looplab/io/atomic_file.h"
 #include "looplab/io/csv.h"
+#include "looplab/io/npy.h"
 #include "looplab/util/error.h"
 #include "looplab/util/parallel.h"
 #include "looplab/util/random.h"
@@ -15,6 +17,12 @@ namespace {
 
 // The four unit steps, in make_mazes.py's order of neighbours: west, east, south, north.
 constexpr std::array<std::array<int, 2>, 4> kSteps = {{{0, -1}, {0, 1}, {1, 0}, {-1, 0}}};
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string t = "[";
+  for (size_t i = 0; i < shape.size(); ++i) t += (i ? ", " : "") + std::to_string(shape[i]);
+  return t + "]";
+}
 
 }  // namespace
 
@@ -263,6 +271,57 @@ Maze from_image(const float* rgb, const float* solution, int64_t side, std::vect
                   " (the path's cells and the passages between them)");
   if (path) *path = std::move(on);
   return m;
+}
+
+// ---- the data set's .npy files ---------------------------------------------------------------
+
+std::vector<Maze> read_data_set(const std::string& folder) {
+  const std::string in_path = (std::filesystem::path(folder) / "inputs.npy").string();
+  const std::string sol_path = (std::filesystem::path(folder) / "solutions.npy").string();
+  const NpyArray inputs = read_npy(in_path);
+  const NpyArray solutions = read_npy(sol_path);
+  const std::vector<int64_t>& s = inputs.shape;
+  if (s.size() != 4 || s[1] != 3 || s[2] != s[3])
+    throw Error(in_path + ": shape " + shape_text(s) + ", expected [N, 3, H, H] (the data set's mazes, channels first)");
+  const std::vector<int64_t> want = {s[0], s[2], s[3]};
+  if (solutions.shape != want)
+    throw Error(sol_path + ": shape " + shape_text(solutions.shape) + ", expected " + shape_text(want) + " as " + in_path + "'s");
+  const int64_t count = s[0], side = s[2];
+  std::vector<Maze> out;
+  out.reserve(count);
+  for (int64_t i = 0; i < count; ++i) {
+    const std::string where = in_path + ": maze " + std::to_string(i);
+    std::vector<uint8_t> path;
+    Maze m;
+    try {
+      m = from_image(inputs.values.data() + i * 3 * side * side, solutions.values.data() + i * side * side, side, &path);
+    } catch (const Error& e) {
+      throw Error(where + " (and solutions.npy): " + e.what());
+    }
+    const std::string why = imperfection(m);
+    if (!why.empty()) throw Error(where + ": not a perfect maze: " + why);
+    if (path != solve(m)) throw Error(sol_path + ": maze " + std::to_string(i) + ": not the path from start to goal");
+    out.push_back(std::move(m));
+  }
+  if (out.empty()) throw Error(in_path + ": no mazes");
+  return out;
+}
+
+void write_data_set(const std::string& folder, const std::vector<Maze>& mazes) {
+  if (mazes.empty()) throw Error("mazes: no mazes to write to " + folder);
+  const int64_t side = image_side(mazes.front().size), count = static_cast<int64_t>(mazes.size());
+  std::vector<float> rgb, solution;
+  rgb.reserve(count * 3 * side * side);
+  solution.reserve(count * side * side);
+  for (const Maze& m : mazes) {
+    if (m.size != mazes.front().size) throw Error("mazes: one size per data set folder");
+    const Image img = to_image(m, solve(m));
+    rgb.insert(rgb.end(), img.rgb.begin(), img.rgb.end());
+    solution.insert(solution.end(), img.solution.begin(), img.solution.end());
+  }
+  std::filesystem::create_directories(folder);
+  write_npy((std::filesystem::path(folder) / "inputs.npy").string(), {count, 3, side, side}, rgb);
+  write_npy((std::filesystem::path(folder) / "solutions.npy").string(), {count, side, side}, solution);
 }
 
 // ---- CSV -------------------------------------------------------------------------------------

@@ -77,6 +77,14 @@ Image to_image(const Maze& m, const std::vector<uint8_t>& path);
 // not is a looplab::Error naming its channel, row and column and what it should be.
 Maze from_image(const float* rgb, const float* solution, int64_t side, std::vector<uint8_t>* path);
 
+// The data set's own files: FOLDER/inputs.npy [N, 3, H, H] and FOLDER/solutions.npy [N, H, H]
+// (e.g. maze_data_test_59), any dtype io/npy.h reads. Every maze is checked as from_image checks
+// it, and must be perfect with its solution the path from start to goal; the first that is not
+// is a looplab::Error naming the file, the maze's index and what is wrong.
+std::vector<Maze> read_data_set(const std::string& folder);
+// Writes mazes in that form (float32), to FOLDER/inputs.npy and FOLDER/solutions.npy.
+void write_data_set(const std::string& folder, const std::vector<Maze>& mazes);
+
 // A CSV file of mazes: columns size,start,goal,passages,path; passages one hexadecimal digit
 // per cell in row-major order (1: east open, 2: south open; west and north follow from the
 // neighbours), path one 0/1 digit per cell.

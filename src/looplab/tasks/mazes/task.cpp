@@ -9,6 +9,7 @@
 // 17x less per iteration, which is what makes 59 x 59 evaluable at 1,000+ iterations on 2 cores;
 // the conversion from the data set's images is exact (maze.h's from_image).
 #include <cstdio>
+#include <filesystem>
 
 #include "looplab/tasks/mazes/maze.h"
 #include "looplab/tasks/task.h"
@@ -29,6 +30,16 @@ Examples encode(const std::vector<mazes::Maze>& all) {
     for (int64_t c = 0; c < cells; ++c) e.target(i)[c] = path[c];
   }
   return e;
+}
+
+// A split's file: the data set's folder (inputs.npy and solutions.npy, as maze_data_test_59),
+// either .npy file of one, or a CSV of `looplab data mazes`.
+std::vector<mazes::Maze> read_file_of_mazes(const std::string& file) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) return mazes::read_data_set(file);
+  if (fs::path(file).extension() == ".npy") return mazes::read_data_set(fs::path(file).parent_path().string());
+  return mazes::read_csv(file);
 }
 
 // The sizes of `looplab eval --scaling`: the training size, then the data set's test sizes up
@@ -79,7 +90,7 @@ class Mazes : public Task {
   Examples load(const DataOptions& s, const std::string& split) const override {
     const int64_t count = s.count(split);  // checks the split's name
     const std::string& file = s.file(split);
-    if (!file.empty()) return encode(mazes::read_csv(s.resolve(file)));
+    if (!file.empty()) return encode(read_file_of_mazes(s.resolve(file)));
     const uint64_t index = split == "train" ? 0 : split == "val" ? 1 : 2;
     // Three independent streams of one seed: the splits never share a maze's random sequence.
     const uint64_t seed = s.seed * 0x9E3779B97F4A7C15ull + index + 1;
@@ -115,13 +126,18 @@ class Mazes : public Task {
             {{"size", "maze size as the data set names it (9, 11, ..., 59, 201): (size + 1) / 2 cells per side", "9"},
              {"count", "number of mazes", "1000"},
              {"seed", "random seed (the file is the same for any thread count)", "0"},
-             {"out", "CSV file to write (size,start,goal,passages,path)", "", Parameter::kValue, true}},
+             {"format", "csv (size,start,goal,passages,path) or npy (the data set's folder: OUT/inputs.npy, OUT/solutions.npy)", "csv"},
+             {"out", "the file (csv) or folder (npy) to write", "", Parameter::kValue, true}},
             [](const Values& v, int threads) {
               const int64_t size = int_value(v, "size"), count = int_value(v, "count");
               if (size < 3 || size % 2 == 0) throw OptionError("size", " must be odd and at least 3 (the data set's: 9, 11, ..., 59, 201)");
               if (count < 1) throw OptionError("count", " must be >= 1");
               const std::string& out = text_value(v, "out");
-              mazes::write_csv(out, mazes::generate_many(size, count, seed_value(v, "seed"), threads));
+              const std::string& format = text_value(v, "format");
+              if (format != "csv" && format != "npy") throw OptionError("format", " must be csv or npy (got '" + format + "')");
+              const auto all = mazes::generate_many(size, count, seed_value(v, "seed"), threads);
+              if (format == "csv") mazes::write_csv(out, all);
+              else mazes::write_data_set(out, all);
               const int64_t n = mazes::cells_per_side(size);
               std::printf("wrote %lld mazes of size %lld (%lld x %lld cells) to %s\n", static_cast<long long>(count),
                           static_cast<long long>(size), static_cast<long long>(n), static_cast<long long>(n), out.c_str());
