@@ -119,7 +119,7 @@ function scalingX(report, level) {
 function scalingXLabel(runs) {
   const r = runs.find(u => u.scaling);
   const m = r && r.scaling.measure;
-  return !m || m === 'bits' ? 'log2 size' : `median ${m}`;
+  return !m || m === 'bits' ? 'log2 size' : m === 'size' ? 'maze size' : `median ${m}`;
 }
 function scalingSeries(runs, key) {
   const out = [];

@@ -459,8 +459,9 @@ std::string to_text(const HaltReport& r, const std::vector<std::string>& order) 
 }
 
 std::string to_text(const ScalingReport& r) {
-  // Levels by a rating show the median rating of their examples beside the band.
-  const bool rated = r.measure != "bits";
+  // Levels by a rating show the median rating of their examples beside the band (levels by
+  // bits or by maze size are of one difficulty each).
+  const bool rated = r.measure != "bits" && r.measure != "size";
   std::vector<std::string> names;
   int width = 12;
   for (const ScalingLevelReport& l : r.levels) {
