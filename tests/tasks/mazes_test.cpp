@@ -50,6 +50,17 @@ int paths_between(const Maze& m, int64_t a, int64_t b) {
   return found;
 }
 
+// The same passages, start and goal, maze by maze.
+void expect_same_mazes(const std::vector<Maze>& got, const std::vector<Maze>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].east, want[i].east) << i;
+    EXPECT_EQ(got[i].south, want[i].south) << i;
+    EXPECT_EQ(got[i].start, want[i].start) << i;
+    EXPECT_EQ(got[i].goal, want[i].goal) << i;
+  }
+}
+
 TEST(Mazes, SizesAreTheDataSetsNames) {
   EXPECT_EQ(mazes::cells_per_side(9), 5);
   EXPECT_EQ(mazes::cells_per_side(59), 30);
@@ -130,15 +141,9 @@ TEST(Mazes, SolveGivesTheChainFromStartToGoal) {
 TEST(Mazes, TheSameMazesForAnyThreadCount) {
   // Enough mazes that both threads take some (a few hundred microseconds each).
   const auto one = mazes::generate_many(15, 2000, 9, 1), two = mazes::generate_many(15, 2000, 9, 2);
-  ASSERT_EQ(one.size(), two.size());
+  expect_same_mazes(two, one);
   std::set<std::vector<uint8_t>> distinct;
-  for (size_t i = 0; i < one.size(); ++i) {
-    EXPECT_EQ(one[i].east, two[i].east);
-    EXPECT_EQ(one[i].south, two[i].south);
-    EXPECT_EQ(one[i].start, two[i].start);
-    EXPECT_EQ(one[i].goal, two[i].goal);
-    distinct.insert(one[i].east);
-  }
+  for (const Maze& m : one) distinct.insert(m.east);
   EXPECT_GT(distinct.size(), 1990u);
   // Maze i is the one of stream i of the seed, whichever thread made it.
   for (size_t i = 0; i < two.size(); ++i) {
@@ -273,13 +278,7 @@ TEST_F(MazesCsv, RoundTrip) {
   const std::string f = (dir / "m.csv").string();
   mazes::write_csv(f, all);
   const auto back = mazes::read_csv(f);
-  ASSERT_EQ(back.size(), all.size());
-  for (size_t i = 0; i < all.size(); ++i) {
-    EXPECT_EQ(back[i].east, all[i].east);
-    EXPECT_EQ(back[i].south, all[i].south);
-    EXPECT_EQ(back[i].start, all[i].start);
-    EXPECT_EQ(back[i].goal, all[i].goal);
-  }
+  expect_same_mazes(back, all);
 }
 
 TEST_F(MazesCsv, BadRowsNameFileLineAndField) {
@@ -360,13 +359,7 @@ TEST_F(MazesFiles, WrittenFilesReadBack) {
   EXPECT_EQ(raw.dtype, "<f4");
   EXPECT_EQ(raw.shape, (std::vector<int64_t>{6, 3, 40, 40}));
   const std::vector<Maze> back = mazes::read_data_set((dir / "w").string());
-  ASSERT_EQ(back.size(), all.size());
-  for (size_t i = 0; i < all.size(); ++i) {
-    EXPECT_EQ(back[i].east, all[i].east);
-    EXPECT_EQ(back[i].south, all[i].south);
-    EXPECT_EQ(back[i].start, all[i].start);
-    EXPECT_EQ(back[i].goal, all[i].goal);
-  }
+  expect_same_mazes(back, all);
 }
 
 TEST_F(MazesFiles, BadFilesNameTheFileAndWhat) {
