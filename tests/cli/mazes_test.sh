@@ -82,4 +82,33 @@ assert r["measure"] == "size" and sizes[0] == 9 and sizes[-1] == 59, sizes
 assert [lv["size"] for lv in r["levels"]][-1] == 900, "59 is 30 x 30 cells"
 PY
 
+# --- the shipped maze model: eval --trace and analyze's right answers by behaviour ------------
+# The trace (one example at a time, trace_prediction) and the analysis (batched, the convergence
+# pass) compute each example's answer separately; each example's "right after the last
+# iteration" and "answer unchanged from" must agree, and the counts by behaviour must be the
+# examples' own.
+cp -r "$(dirname "$0")/../../models/mazes-external-post" "$TMP/shipped"
+rm -f "$TMP/shipped/eval_trace.json" "$TMP/shipped/analysis.json"
+expect_ok "eval --trace" "$LOOPLAB" --threads 2 eval "$TMP/shipped" --trace 12 --split val --iters 40
+grep -q "val example 11: .* positions right after 40" "$TMP/out" && ok || bad "eval --trace output: $(cat "$TMP/out")"
+expect_ok "analyze the shipped maze model" "$LOOPLAB" --threads 2 analyze "$TMP/shipped" --split val --count 12 --iters 40 --detail 0
+grep -q "right after 40: .* of 12; their states: settled" "$TMP/out" && ok || bad "analyze right line: $(cat "$TMP/out")"
+python3 - "$TMP/shipped/eval_trace.json" "$TMP/shipped/analysis.json" <<'PY' && ok || bad "trace and analysis disagree"
+import json, sys
+t = json.load(open(sys.argv[1]))
+a = json.load(open(sys.argv[2]))["splits"]["val"]
+assert t["grid"] == [5, 5] and t["channels"] == 6 and t["max_iters"] == 40 and len(t["examples"]) == 12, t["grid"]
+by = {"settle": 0, "cycle": 0, "diverge": 0, "wander": 0}
+for x, e in zip(t["examples"], a["examples"]):
+    its = [c["iteration"] for c in x["answers"]]
+    assert its[0] == 1 and its == sorted(set(its)), its
+    right = x["answers"][-1]["answer"] == x["target"]
+    assert e["right"] == right and e["answer_from"] == its[-1], (x["index"], e, right, its[-1])
+    by[e["behaviour"]] += right
+assert a["right"] == by, (a["right"], by)
+assert sum(by.values()) >= 10, by  # the shipped model is 99.8% exact on val at 30 iterations
+PY
+expect_error "eval --trace over two splits" "give one --split" "$LOOPLAB" eval "$TMP/shipped" --trace 2 --split val,hard
+expect_error "eval --trace with --halt" "two evaluations" "$LOOPLAB" eval "$TMP/shipped" --trace 2 --split val --halt confidence
+
 finish mazes

@@ -205,6 +205,47 @@ TEST(Reports, AnalysisRoundTrip) {
   EXPECT_EQ(back.splits.at("val").examples[0].detail->gmres_steps, 7);
   EXPECT_EQ(back.splits.at("val").examples[1].period, std::optional<int64_t>(2));
   EXPECT_FALSE(back.splits.at("val").examples[2].period.has_value());
+  // Right answers by behaviour (2026-12-07): written where set, absent from older files.
+  AnalysisReport right = sample_analysis();
+  right.splits.at("val").right = AnalysisSplitReport::Right{1, 2, 0, 3};
+  right.splits.at("val").examples[1].right = true;
+  right.splits.at("val").examples[1].answer_from = 17;
+  expect_round_trip(right);
+  const json jr = right;
+  EXPECT_EQ(jr["splits"]["val"]["right"], json({{"settle", 1}, {"cycle", 2}, {"diverge", 0}, {"wander", 3}}));
+  EXPECT_EQ(jr["splits"]["val"]["examples"][1]["answer_from"], 17);
+  EXPECT_FALSE(j["splits"]["val"].contains("right"));
+  EXPECT_FALSE(back.splits.at("val").right.has_value());
+}
+
+TEST(Reports, TraceRoundTripsAndChecksItsAnswers) {
+  TraceReport r;
+  r.weights = "model.safetensors", r.task = "mazes", r.split = "hard", r.grid = {2, 2}, r.channels = 2, r.max_iters = 9;
+  r.examples.push_back({3, {0, 1, 1, 0, 0, 0, 1, 1}, "0110", {{1, "0000"}, {4, "0100"}, {7, "0110"}}});
+  expect_round_trip(r);
+  const json good = r;
+  EXPECT_EQ(good["examples"][0]["answers"][1]["answer"], "0100");
+  EXPECT_EQ(trace_char(35), 'z');
+  EXPECT_EQ(trace_class('a'), 10);
+  EXPECT_THROW(trace_char(36), Error);
+  // Each bad file names its key.
+  auto refused = [&](const std::function<void(json&)>& plant, const std::string& key) {
+    json j = good;
+    plant(j);
+    try {
+      j.get<TraceReport>();
+      ADD_FAILURE() << "accepted a trace with a bad " << key;
+    } catch (const json::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  };
+  refused([](json& j) { j["examples"][0]["target"] = "011"; }, "examples/0/target");
+  refused([](json& j) { j["examples"][0]["answers"][1]["answer"] = "01A0"; }, "examples/0/answers/1/answer");
+  refused([](json& j) { j["examples"][0]["answers"][2]["iteration"] = 4; }, "examples/0/answers/2/iteration");
+  refused([](json& j) { j["examples"][0]["answers"][2]["iteration"] = 10; }, "examples/0/answers/2/iteration");
+  refused([](json& j) { j["examples"][0]["answers"][0]["iteration"] = 2; }, "examples/0/answers");
+  refused([](json& j) { j["examples"][0]["input"].erase(0); }, "examples/0/input");
+  refused([](json& j) { j["grid"] = json::array({2, 0}); }, "grid");
 }
 
 TEST(Reports, MetricsRoundTrip) {
@@ -659,6 +700,10 @@ TEST(CommittedRuns, EveryRunFolderReads) {
     if (run.has(RunFolder::kEvalAccelerated)) {  // (none committed today; its version is 2)
       const AcceleratedReport r = read_report<AcceleratedReport>(run.file(RunFolder::kEvalAccelerated));
       EXPECT_FALSE(r.splits.empty());
+    }
+    if (run.has(RunFolder::kEvalTrace)) {
+      const json original = json::parse(read_file(run.file(RunFolder::kEvalTrace)));
+      EXPECT_EQ(json(read_report<TraceReport>(run.file(RunFolder::kEvalTrace))), original);
     }
     if (run.has(RunFolder::kAnalysis)) {
       expect_same_apart_from_version(json::parse(read_file(run.file(RunFolder::kAnalysis))),

@@ -29,20 +29,33 @@ AnalysisSplitReport analyze_split(LoopedTransformerImpl& model, LoopedTransforme
   const int64_t n = split.size(), T = s.convergence.max_iters;
   const Decoding decoding = task(model.config().task).spec().decoding;
 
-  // Pass 1, every example: convergence and accuracy after each iteration.
+  // Pass 1, every example: convergence and accuracy after each iteration, whether its answer
+  // after the last is right and from which iteration that answer stood.
   std::vector<Convergence> conv;
+  std::vector<bool> right_at_end;
+  std::vector<int64_t> answer_from;
   std::vector<double> exact(T, 0.0), per_position(T, 0.0);
   for (int64_t start = 0; start < n; start += s.batch) {
     const int64_t end = std::min(n, start + s.batch);
     torch::NoGradGuard no_grad;
     const Loop loop(model, split.inputs.slice(0, start, end));
     const torch::Tensor target = split.targets.slice(0, start, end).to(model.device());
+    torch::Tensor previous, changed_at = torch::ones({end - start}, torch::kInt64), right_now;
     const auto batch = convergence(loop, s.convergence, nullptr, [&](int64_t t, const torch::Tensor& x) {
-      const torch::Tensor right = predict(loop.logits(x), decoding) == target;
-      exact[t - 1] += right.all(1).sum().item<double>();
+      const torch::Tensor answer = predict(loop.logits(x), decoding);
+      const torch::Tensor right = answer == target;
+      right_now = right.all(1);
+      exact[t - 1] += right_now.sum().item<double>();
       per_position[t - 1] += right.to(torch::kDouble).mean(1).sum().item<double>();
+      if (previous.defined()) changed_at.masked_fill_((answer != previous).any(1).cpu(), t);
+      previous = answer;
     });
     conv.insert(conv.end(), batch.begin(), batch.end());
+    const torch::Tensor right_cpu = right_now.cpu();
+    for (int64_t i = 0; i < end - start; ++i) {
+      right_at_end.push_back(right_cpu[i].item<bool>());
+      answer_from.push_back(changed_at[i].item<int64_t>());
+    }
     if (progress) progress("convergence", end, n);
   }
   for (int64_t t = 0; t < T; ++t) {
@@ -52,10 +65,11 @@ AnalysisSplitReport analyze_split(LoopedTransformerImpl& model, LoopedTransforme
 
   AnalysisSplitReport report;
   std::vector<double> first_below, final_step;
-  int64_t counts[4] = {0, 0, 0, 0};
+  int64_t counts[4] = {0, 0, 0, 0}, right_counts[4] = {0, 0, 0, 0};
   for (int64_t i = 0; i < n; ++i) {
     const Convergence& c = conv[i];
     ++counts[static_cast<int>(c.behaviour)];
+    right_counts[static_cast<int>(c.behaviour)] += right_at_end[i];
     if (c.first_below > 0) first_below.push_back(static_cast<double>(c.first_below));
     final_step.push_back(c.final_step);
     ExampleReport e;
@@ -64,6 +78,8 @@ AnalysisSplitReport analyze_split(LoopedTransformerImpl& model, LoopedTransforme
     e.first_below = c.first_below;
     e.final_step = c.final_step;
     if (c.behaviour == Behaviour::kCycle) e.period = c.period;
+    e.right = right_at_end[i];
+    e.answer_from = answer_from[i];
     report.examples.push_back(e);
   }
   auto fraction = [&](Behaviour b) { return static_cast<double>(counts[static_cast<int>(b)]) / static_cast<double>(n); };
@@ -146,6 +162,10 @@ AnalysisSplitReport analyze_split(LoopedTransformerImpl& model, LoopedTransforme
   for (int64_t t = 0; t < T; ++t) report.accuracy.iterations.push_back(t + 1);
   report.accuracy.exact = exact;
   report.accuracy.per_position = per_position;
+  report.right = AnalysisSplitReport::Right{right_counts[static_cast<int>(Behaviour::kSettle)],
+                                            right_counts[static_cast<int>(Behaviour::kCycle)],
+                                            right_counts[static_cast<int>(Behaviour::kDiverge)],
+                                            right_counts[static_cast<int>(Behaviour::kWander)]};
   report.overthinking = {Ttrain, Ttrain > 0 ? exact[Ttrain - 1] : 0.0, *best, (best - exact.begin()) + 1, exact.back()};
   return report;
 }
@@ -167,6 +187,16 @@ std::string report_text(const std::string& split, const AnalysisSplitReport& r) 
                 100 * o.exact_at_training_iters, static_cast<long long>(o.training_iters), 100 * o.best_exact,
                 static_cast<long long>(o.best_iteration), 100 * o.exact_at_max_iters, static_cast<long long>(r.max_iters));
   out << buf;
+  if (r.right) {
+    const auto& k = *r.right;
+    std::snprintf(buf, sizeof buf,
+                  "  right after %lld: %lld of %lld; their states: settled %lld, on a cycle %lld, diverged %lld, "
+                  "wandering %lld\n",
+                  static_cast<long long>(r.max_iters), static_cast<long long>(k.settle + k.cycle + k.diverge + k.wander),
+                  static_cast<long long>(r.count), static_cast<long long>(k.settle), static_cast<long long>(k.cycle),
+                  static_cast<long long>(k.diverge), static_cast<long long>(k.wander));
+    out << buf;
+  }
   const auto& d = r.detail;
   if (d.count > 0) {
     std::snprintf(buf, sizeof buf,

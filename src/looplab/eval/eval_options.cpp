@@ -69,6 +69,10 @@ const OptionTable<EvalRunOptions>& eval_option_table() {
              "32 to 2,048 bits, sudoku and chess: rating bands; --count per level, default 100), written to "
              "DIR/eval_scaling.json")
           .command_line_only(),
+      option("trace", &E::trace,
+             "the answer after every iteration of the first N examples of the one --split given, for the web lab "
+             "(a maze's path growing), written to DIR/eval_trace.json (0: off)",
+             at_least<int64_t>(0)).command_line_only(),
   };
   return table;
 }
@@ -80,6 +84,11 @@ EvalKind eval_kind(const EvalRunOptions& o) {
     throw Error(std::string(stopping) + " and " + accelerated + " ask for two evaluations (" + stopping +
                 ": every example runs all iterations and is stopped by the halting rules; " + accelerated +
                 ": each example stops at its own convergence): run them as two evaluations");
+  if (o.trace > 0) {
+    if (const char* other = stopping ? stopping : accelerated)
+      throw Error(std::string("--trace and ") + other + " ask for two evaluations: run them as two evaluations");
+    return EvalKind::kTrace;
+  }
   if (o.scaling) return EvalKind::kScaling;
   if (!o.halt.empty()) return EvalKind::kHalting;
   if (accelerated) return EvalKind::kAccelerated;
@@ -89,7 +98,8 @@ EvalKind eval_kind(const EvalRunOptions& o) {
 void check(const EvalRunOptions& o) {
   check_options(eval_option_table(), o);
   if (o.halt_threshold > 0 && o.halt.size() != 1) throw OptionError("halt_threshold", " needs exactly one --halt rule");
-  eval_kind(o);
+  if (eval_kind(o) == EvalKind::kTrace && o.splits.size() != 1)
+    throw OptionError("trace", " traces the examples of one split: give one --split");
 }
 
 }  // namespace looplab

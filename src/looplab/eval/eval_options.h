@@ -35,6 +35,9 @@ struct EvalRunOptions {
   std::vector<std::string> halt;
   double halt_threshold = 0;
   bool scaling = false;
+  // --trace N: the answer after every iteration 1..`last` of the first N examples of the one
+  // split given (evaluate_run_trace; 0: off).
+  int64_t trace = 0;
 };
 
 // The table of EvalRunOptions: each flag of `looplab eval` (the sweep file's [eval] takes the
@@ -44,12 +47,13 @@ const OptionTable<EvalRunOptions>& eval_option_table();
 // The halting rules by name: "learned", "confidence", "fixed-point" (eval/halting.h).
 const std::vector<std::string>& halt_rule_names();
 
-// The four evaluations `looplab eval` runs, one per call.
+// The five evaluations `looplab eval` runs, one per call.
 enum class EvalKind {
   kCurve,        // the accuracy curve (evaluate_run): no --early-exit, --anderson, --halt, --scaling
   kAccelerated,  // --early-exit and/or --anderson
   kHalting,      // --halt (without --scaling)
   kScaling,      // --scaling (--halt then chooses its rules)
+  kTrace,        // --trace: the answers of a few examples at every iteration
 };
 // The evaluation `o` asks for; an Error naming both flags where two ask for different ones.
 EvalKind eval_kind(const EvalRunOptions& o);

@@ -90,6 +90,22 @@ template <> struct Fields<HaltReport> {
   static constexpr auto list =
       std::make_tuple(field("weights", &R::weights), field("max_iters", &R::max_iters), field("splits", &R::splits));
 };
+template <> struct Fields<TraceChange> {
+  static constexpr auto list =
+      std::make_tuple(field("iteration", &TraceChange::iteration), field("answer", &TraceChange::answer));
+};
+template <> struct Fields<TraceExample> {
+  using R = TraceExample;
+  static constexpr auto list = std::make_tuple(field("index", &R::index), field("input", &R::input),
+                                               field("target", &R::target), field("answers", &R::answers));
+};
+template <> struct Fields<TraceReport> {
+  using R = TraceReport;
+  static constexpr auto list =
+      std::make_tuple(field("weights", &R::weights), field("task", &R::task), field("split", &R::split),
+                      field("grid", &R::grid), field("channels", &R::channels), field("max_iters", &R::max_iters),
+                      field("examples", &R::examples));
+};
 template <> struct Fields<Spread> {
   static constexpr auto list = std::make_tuple(field("median", &Spread::median), field("max", &Spread::max));
 };
@@ -98,6 +114,11 @@ template <> struct Fields<A::Convergence> {
   static constexpr auto list =
       std::make_tuple(field("settle", &R::settle), field("cycle", &R::cycle), field("diverge", &R::diverge),
                       field("wander", &R::wander), field("first_below", &R::first_below), field("final_step", &R::final_step));
+};
+template <> struct Fields<A::Right> {
+  using R = A::Right;
+  static constexpr auto list = std::make_tuple(field("settle", &R::settle), field("cycle", &R::cycle),
+                                               field("diverge", &R::diverge), field("wander", &R::wander));
 };
 template <> struct Fields<A::Accuracy> {
   using R = A::Accuracy;
@@ -117,7 +138,7 @@ template <> struct Fields<AnalysisSplitReport> {
   static constexpr auto list = std::make_tuple(
       field("count", &R::count), field("positions", &R::positions), field("max_iters", &R::max_iters),
       field("tolerance", &R::tolerance), field("convergence", &R::convergence), field("accuracy", &R::accuracy),
-      field("overthinking", &R::overthinking), field("examples", &R::examples));
+      field("overthinking", &R::overthinking), field("right", &R::right), field("examples", &R::examples));
 };
 template <> struct Fields<AnalysisReport> {
   using R = AnalysisReport;
@@ -174,6 +195,65 @@ void from_json(const json& j, HaltSplitReport& r) { read_fields(j, r); }
 void to_json(json& j, const HaltReport& r) { write_versioned(j, r); }
 void from_json(const json& j, HaltReport& r) { read_versioned(j, r); }
 
+char trace_char(int64_t c) {
+  if (c < 0 || c >= 36) throw Error("a trace answer holds classes 0 to 35, not " + std::to_string(c));
+  return static_cast<char>(c < 10 ? '0' + c : 'a' + (c - 10));
+}
+
+int64_t trace_class(char ch) {
+  if (ch >= '0' && ch <= '9') return ch - '0';
+  if (ch >= 'a' && ch <= 'z') return ch - 'a' + 10;
+  throw Error(std::string("a trace answer holds the characters 0-9 and a-z, not '") + ch + "'");
+}
+
+void to_json(json& j, const TraceChange& r) { write_fields(j, r); }
+void from_json(const json& j, TraceChange& r) { read_fields(j, r); }
+void to_json(json& j, const TraceExample& r) { write_fields(j, r); }
+void from_json(const json& j, TraceExample& r) { read_fields(j, r); }
+void to_json(json& j, const TraceReport& r) { write_versioned(j, r); }
+
+// Beyond the keys' types: every answer and the target one character per position, in the
+// alphabet, the input positions x channels numbers, the changes at increasing iterations from 1
+// to max_iters.
+void from_json(const json& j, TraceReport& r) {
+  read_versioned(j, r);
+  int64_t positions = 1;
+  for (const int64_t g : r.grid) {
+    if (g < 1) throw KeyError("grid", "expected positive sides, got " + shown(j.at("grid")));
+    positions *= g;
+  }
+  if (r.grid.empty()) throw KeyError("grid", "expected at least one side");
+  if (r.channels < 1) throw KeyError("channels", "expected at least 1");
+  if (r.max_iters < 1) throw KeyError("max_iters", "expected at least 1");
+  for (size_t e = 0; e < r.examples.size(); ++e) {
+    const TraceExample& x = r.examples[e];
+    const std::string at = "examples/" + std::to_string(e) + "/";
+    auto check_answer = [&](const std::string& key, const std::string& a) {
+      if (static_cast<int64_t>(a.size()) != positions)
+        throw KeyError(at + key, "expected " + std::to_string(positions) + " characters, got " + std::to_string(a.size()));
+      for (const char ch : a) try {
+          trace_class(ch);
+        } catch (const Error& err) {
+          throw KeyError(at + key, err.what());
+        }
+    };
+    if (static_cast<int64_t>(x.input.size()) != positions * r.channels)
+      throw KeyError(at + "input", "expected " + std::to_string(positions * r.channels) + " numbers, got " +
+                                       std::to_string(x.input.size()));
+    check_answer("target", x.target);
+    if (x.answers.empty() || x.answers.front().iteration != 1)
+      throw KeyError(at + "answers", "expected the answer after iteration 1 first");
+    for (size_t c = 0; c < x.answers.size(); ++c) {
+      const std::string key = "answers/" + std::to_string(c);
+      if (c > 0 && x.answers[c].iteration <= x.answers[c - 1].iteration)
+        throw KeyError(at + key + "/iteration", "expected increasing iterations");
+      if (x.answers[c].iteration > r.max_iters)
+        throw KeyError(at + key + "/iteration", "beyond max_iters " + std::to_string(r.max_iters));
+      check_answer(key + "/answer", x.answers[c].answer);
+    }
+  }
+}
+
 void to_json(json& j, const ScalingLevelReport& r) {
   j = {{"label", r.label}, {"size", r.size}, {"difficulty", r.difficulty}, {"result", r.result}};
 }
@@ -209,6 +289,8 @@ void from_json(const json& j, ScalingReport& r) {
 void to_json(json& j, const ExampleReport& r) {
   j = {{"index", r.index}, {"behaviour", r.behaviour}, {"first_below", r.first_below}, {"final_step", r.final_step}};
   if (r.period) j["period"] = *r.period;
+  if (r.right) j["right"] = *r.right;
+  if (r.answer_from) j["answer_from"] = *r.answer_from;
   if (r.detail) {
     const ExampleReport::Detail& d = *r.detail;
     j["radius"] = d.radius;
@@ -237,6 +319,18 @@ void from_json(const json& j, ExampleReport& r) {
     int64_t period = 0;
     get(j, "period", period);
     r.period = period;
+  }
+  r.right.reset();
+  if (j.contains("right")) {
+    bool right = false;
+    get(j, "right", right);
+    r.right = right;
+  }
+  r.answer_from.reset();
+  if (j.contains("answer_from")) {
+    int64_t from = 0;
+    get(j, "answer_from", from);
+    r.answer_from = from;
   }
   r.detail.reset();
   if (j.contains("radius")) {  // the Jacobian fields come together
@@ -341,6 +435,8 @@ template void write_report<AcceleratedReport>(const std::string&, const Accelera
 template void write_report<AnalysisReport>(const std::string&, const AnalysisReport&);
 template HaltReport read_report<HaltReport>(const std::string&);
 template ScalingReport read_report<ScalingReport>(const std::string&);
+template TraceReport read_report<TraceReport>(const std::string&);
+template void write_report<TraceReport>(const std::string&, const TraceReport&);
 template void write_report<HaltReport>(const std::string&, const HaltReport&);
 template void write_report<ScalingReport>(const std::string&, const ScalingReport&);
 

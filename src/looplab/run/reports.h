@@ -101,6 +101,36 @@ struct ScalingReport {
   std::vector<ScalingLevelReport> levels;
 };
 
+// ---- eval_trace.json ----------------------------------------------------------------------
+
+// `looplab eval --trace N`: the answer at every iteration for the first N examples of one split,
+// the way the web lab draws a maze's path growing. An answer is one character per position, the
+// class in base 36 ('0'-'9', then 'a'-'z'); `answers` holds the iterations at which an
+// example's answer changed (the first is iteration 1), so the answer after iteration t is the
+// last one at or before t.
+struct TraceChange {
+  int64_t iteration = 0;
+  std::string answer;
+};
+struct TraceExample {
+  int64_t index = 0;          // in the split
+  std::vector<double> input;  // [positions * channels], the model's input features
+  std::string target;         // the true answer, in the answers' characters
+  std::vector<TraceChange> answers;
+};
+struct TraceReport {
+  static constexpr int kSchemaVersion = 1;
+  int schema_version = kSchemaVersion;
+  std::string weights, task, split;
+  std::vector<int64_t> grid;  // the positions' grid, e.g. [30, 30] for a size-59 maze
+  int64_t channels = 0;       // input features per position
+  int64_t max_iters = 0;      // iterations run
+  std::vector<TraceExample> examples;
+};
+// The character of class c (0 <= c < 36) and back; a looplab::Error outside that range.
+char trace_char(int64_t c);
+int64_t trace_class(char ch);
+
 // ---- analysis.json ------------------------------------------------------------------------
 
 struct Spread {
@@ -114,6 +144,10 @@ struct ExampleReport {
   int64_t first_below = -1;
   double final_step = 0;
   std::optional<int64_t> period;  // cycles only
+  // Since 2026-12-07 (absent from older files): whether the answer after max_iters is exactly
+  // right, and the first iteration from which the answer no longer changed up to max_iters.
+  std::optional<bool> right;
+  std::optional<int64_t> answer_from;
   struct Detail {
     double radius = 0, eigenvalue_real = 0, eigenvalue_imag = 0, radius_residual = 0;
     int64_t arnoldi_steps = 0;
@@ -137,6 +171,12 @@ struct AnalysisSplitReport {
     std::vector<int64_t> iterations;
     std::vector<double> exact, per_position;
   } accuracy;
+  // The examples exactly right after max_iters, by the behaviour of their state (Knutson et al.
+  // 2024: right answers on limit cycles); absent from files before 2026-12-07.
+  struct Right {
+    int64_t settle = 0, cycle = 0, diverge = 0, wander = 0;
+  };
+  std::optional<Right> right;
   struct Overthinking {
     int64_t training_iters = 0;
     double exact_at_training_iters = 0, best_exact = 0;
@@ -209,6 +249,12 @@ void to_json(nlohmann::json& j, const ScalingLevelReport& r);
 void from_json(const nlohmann::json& j, ScalingLevelReport& r);
 void to_json(nlohmann::json& j, const ScalingReport& r);
 void from_json(const nlohmann::json& j, ScalingReport& r);
+void to_json(nlohmann::json& j, const TraceChange& r);
+void from_json(const nlohmann::json& j, TraceChange& r);
+void to_json(nlohmann::json& j, const TraceExample& r);
+void from_json(const nlohmann::json& j, TraceExample& r);
+void to_json(nlohmann::json& j, const TraceReport& r);
+void from_json(const nlohmann::json& j, TraceReport& r);
 void to_json(nlohmann::json& j, const ExampleReport& r);
 void from_json(const nlohmann::json& j, ExampleReport& r);
 void to_json(nlohmann::json& j, const AnalysisSplitReport& r);

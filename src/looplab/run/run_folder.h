@@ -27,6 +27,7 @@ class RunFolder {
   static constexpr const char* kEvalAccelerated = "eval_accelerated.json";
   static constexpr const char* kEvalHalt = "eval_halt.json";        // eval --halt
   static constexpr const char* kEvalScaling = "eval_scaling.json";  // eval --scaling
+  static constexpr const char* kEvalTrace = "eval_trace.json";      // eval --trace
   static constexpr const char* kAnalysis = "analysis.json";
   static constexpr const char* kTrainLog = "train.log";  // scripts' copy of the training output
   // A sweep's run (sweep/state.h says what each means).

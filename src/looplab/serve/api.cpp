@@ -120,6 +120,7 @@ json typed(const std::string& file, const json& raw, json& errors) {
   try {
     if (RunFolder::is_eval_file(file)) return json(raw.get<EvalReport>());
     if (file == RunFolder::kAnalysis) return json(raw.get<AnalysisReport>());
+    if (file == RunFolder::kEvalTrace) return json(raw.get<TraceReport>());
     if (file == RunFolder::kMetrics) {
       json rows = json::array();
       for (const json& row : raw) rows.push_back(json(row.get<EpochMetrics>()));
@@ -240,7 +241,7 @@ Runs::Runs(std::string root, std::string paper_tables) : root_(std::move(root)) 
 const std::vector<std::string>& Runs::run_files() {
   static const std::vector<std::string> files = {RunFolder::kConfig,   RunFolder::kTraining, RunFolder::kMetrics,
                                                  RunFolder::kAnalysis, RunFolder::kTrainLog, RunFolder::kEvalHalt,
-                                                 RunFolder::kEvalScaling};
+                                                 RunFolder::kEvalScaling, RunFolder::kEvalTrace};
   return files;
 }
 
@@ -448,7 +449,7 @@ json Runs::summary(const std::string& name, const std::string& dir_text, bool fu
     j["metrics"] = metrics;
     j["evaluations"] = evaluations;
     for (const auto& [file, key] : std::vector<std::pair<std::string, std::string>>{
-             {RunFolder::kAnalysis, "analysis"}, {RunFolder::kEvalScaling, "scaling"}}) {
+             {RunFolder::kAnalysis, "analysis"}, {RunFolder::kEvalScaling, "scaling"}, {RunFolder::kEvalTrace, "trace"}}) {
       j[key] = nullptr;
       if (readable(file)) read_json(dir, file, key, false, j, errors);
     }

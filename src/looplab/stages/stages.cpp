@@ -206,12 +206,65 @@ ScalingReport evaluate_run_scaling(const std::string& dir, const EvalRunOptions&
   return report;
 }
 
+TraceReport evaluate_run_trace(const std::string& dir, const EvalRunOptions& o) {
+  Evaluation e(dir, o);
+  DataOptions data = e.run.evaluation_data();
+  const std::string& name = o.splits.at(0);
+  data.set_count(name, o.trace);
+  const Split split = load_split(data, name);
+  TraceReport report;
+  report.weights = e.weights;
+  report.task = e.model->config().task;
+  report.split = name;
+  report.grid = grid_for(e.model->config(), split.inputs.size(1));
+  report.channels = split.inputs.size(2);
+  report.max_iters = o.last;
+  auto to_text = [](const std::vector<int64_t>& classes) {
+    std::string s(classes.size(), '0');
+    for (size_t p = 0; p < classes.size(); ++p) s[p] = trace_char(classes[p]);
+    return s;
+  };
+  Progress progress("tracing " + name, Progress::Log::kNone);
+  const int64_t n = split.size();
+  for (int64_t i = 0; i < n; ++i) {
+    TraceExample x;
+    x.index = i;
+    const torch::Tensor input = split.inputs[i].to(torch::kFloat64).contiguous();
+    x.input.assign(input.data_ptr<double>(), input.data_ptr<double>() + input.numel());
+    const torch::Tensor target = split.targets[i].to(torch::kInt64).contiguous();
+    x.target = to_text(std::vector<int64_t>(target.data_ptr<int64_t>(), target.data_ptr<int64_t>() + target.numel()));
+    const PredictionTrace trace = trace_prediction(*e.model, split.inputs[i], o.last);
+    for (size_t t = 0; t < trace.predictions.size(); ++t)
+      if (t == 0 || trace.predictions[t] != trace.predictions[t - 1])
+        x.answers.push_back({static_cast<int64_t>(t) + 1, to_text(trace.predictions[t])});
+    report.examples.push_back(std::move(x));
+    progress(i + 1, n);
+  }
+  progress.clear();
+  write_report(e.run.file(RunFolder::kEvalTrace), report);
+  return report;
+}
+
 std::string run_evaluation(const std::string& dir, const EvalRunOptions& o, bool json) {
   const RunFolder run(dir);
   auto shown = [&](const auto& report, const std::string& table, const char* file) {
     return json ? nlohmann::json(report).dump(2) + "\n" : table + "wrote " + run.file(file) + "\n";
   };
   switch (eval_kind(o)) {
+    case EvalKind::kTrace: {
+      const TraceReport r = evaluate_run_trace(dir, o);
+      std::string text;
+      for (const TraceExample& x : r.examples) {
+        const std::string& last = x.answers.back().answer;
+        int64_t right = 0;
+        for (size_t p = 0; p < last.size(); ++p) right += last[p] == x.target[p];
+        text += r.split + " example " + std::to_string(x.index) + ": " + std::to_string(x.answers.size()) +
+                " changes of answer, the last after iteration " + std::to_string(x.answers.back().iteration) + "; " +
+                std::to_string(right) + " of " + std::to_string(last.size()) + " positions right after " +
+                std::to_string(r.max_iters) + (right == static_cast<int64_t>(last.size()) ? " (exact)\n" : "\n");
+      }
+      return shown(r, text, RunFolder::kEvalTrace);
+    }
     case EvalKind::kScaling: {
       const ScalingReport r = evaluate_run_scaling(dir, o);
       return shown(r, to_text(r), RunFolder::kEvalScaling);

@@ -34,6 +34,10 @@ HaltReport evaluate_run_halting(const std::string& dir, const EvalRunOptions& o)
 // DIR/eval_scaling.json.
 ScalingReport evaluate_run_scaling(const std::string& dir, const EvalRunOptions& o);
 
+// `looplab eval --trace N`: the answer after every iteration 1..o.last of the first N examples of
+// the one split o.splits names, with their inputs and targets. Writes DIR/eval_trace.json.
+TraceReport evaluate_run_trace(const std::string& dir, const EvalRunOptions& o);
+
 // `looplab eval`: the evaluation o asks for (eval_kind, eval/eval_options.h), run and written; returns its report as JSON (`json`) or its table and the file
 // written, as the command prints it.
 std::string run_evaluation(const std::string& dir, const EvalRunOptions& o, bool json);
