@@ -71,6 +71,14 @@ for recall in ("none", "external", "internal"):
                     ("sensitivity", lambda v: v["detail"]["sensitivity"]["norm"]["median"])):
         xs = [of(v) for v in vals]
         assert g[key]["n"] == 2 and abs(g[key]["mean"] - sum(xs) / 2) < 1e-12 * max(1, abs(sum(xs))), (recall, key, g[key], xs)
+    for key in ("cycle", "wander"):
+        xs = [100 * v["convergence"][key] for v in vals]
+        assert g[key]["n"] == 2 and abs(g[key]["mean"] - sum(xs) / 2) < 1e-12 * max(1, sum(xs)), (recall, key, g[key], xs)
+    # Right answers after the last iteration, summed over the runs, counted from the examples.
+    examples = [e for v in vals for e in v["examples"]]
+    assert g["analysis_split"] == "val" and g["right"] == {
+        "exact": sum(e["right"] for e in examples),
+        "on_a_cycle": sum(e["right"] and e["behaviour"] == "cycle" for e in examples)}, (recall, g.get("right"))
 # The final weights (issue 33): every run was evaluated on model.safetensors, as the paper reports.
 assert full["weights"] == "model.safetensors" and full["not_final"] == [], full["not_final"]
 for recall in ("none", "external", "internal"):

@@ -128,7 +128,7 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
   }
   std::vector<std::vector<double>> val(rep.groups.size()), hard(rep.groups.size()), rho(rep.groups.size());
   std::vector<std::vector<double>> settle(rep.groups.size()), radius(rep.groups.size()), below_1(rep.groups.size()),
-      sensitivity(rep.groups.size());
+      sensitivity(rep.groups.size()), cycle(rep.groups.size()), wander(rep.groups.size());
   // eval_scaling.json per group: rule -> level -> the runs' values.
   std::vector<std::vector<std::string>> rules(rep.groups.size());
   std::vector<std::map<std::string, std::vector<std::vector<double>>>> scaling_iters(rep.groups.size()),
@@ -168,7 +168,15 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
       if (!a.recall_spectral_radius.empty()) rho[g].push_back(a.recall_spectral_radius.front());
       const auto s = a.splits.count("val") ? a.splits.find("val") : a.splits.begin();
       if (s != a.splits.end()) {
+        Group& gr = rep.groups[g];
+        gr.analysis_split = s->first;
         settle[g].push_back(100 * s->second.convergence.settle);
+        cycle[g].push_back(100 * s->second.convergence.cycle);
+        wander[g].push_back(100 * s->second.convergence.wander);
+        if (const auto& k = s->second.right) {
+          gr.right = gr.right.value_or(0) + k->settle + k->cycle + k->diverge + k->wander;
+          gr.right_on_cycle = gr.right_on_cycle.value_or(0) + k->cycle;
+        }
         const auto& d = s->second.detail;
         if (d.count > 0) {
           radius[g].push_back(d.radius_median);
@@ -209,6 +217,8 @@ Report make_report(const Sweep& sw, const std::string& paper_tables) {
     gr.hard = stat_of(hard[g]);
     gr.rho = stat_of(rho[g]);
     gr.settle = stat_of(settle[g]);
+    gr.cycle = stat_of(cycle[g]);
+    gr.wander = stat_of(wander[g]);
     gr.radius = stat_of(radius[g]);
     gr.radius_below_1 = stat_of(below_1[g]);
     gr.sensitivity = stat_of(sensitivity[g]);
@@ -305,10 +315,17 @@ std::string to_markdown(const Report& r) {
            paper_cell(g.paper_hard) + " |\n";
   }
   if (std::any_of(r.groups.begin(), r.groups.end(), [](const Group& g) { return g.settle.n > 0; })) {
-    out += "\n## Fixed points (analysis.json, val)\n\nPer group, mean ± standard error over its runs of: the percent "
-           "of examples whose iteration settles; over the detailed examples, the median spectral radius rho(df/dx) at "
-           "the fixed point, the percent with rho < 1, and the median norm of the input sensitivity dx*/dx0.\n\n"
-           "| group | runs | settle % | rho(df/dx) | rho < 1 % | dx*/dx0 | hard |\n|---|---|---|---|---|---|---|\n";
+    std::string split;  // the groups' analysed split, where they agree
+    for (const Group& g : r.groups)
+      if (g.settle.n > 0) split = split.empty() || split == g.analysis_split ? g.analysis_split : "each group's split";
+    out += "\n## Fixed points (analysis.json, " + split +
+           ")\n\nPer group, mean ± standard error over its runs of: the percent of examples whose iteration settles, "
+           "cycles or wanders (neither within the iterations); over the detailed examples, the median spectral radius "
+           "rho(df/dx) at the reached state, the percent with rho < 1, and the median norm of the input sensitivity "
+           "dx*/dx0; the examples exactly right after the last iteration, summed over the runs, and how many of them "
+           "sit on a cycle (Knutson et al. 2024).\n\n"
+           "| group | runs | settle % | cycle % | wander % | rho(df/dx) | rho < 1 % | dx*/dx0 | right (on a cycle) | hard "
+           "|\n|---|---|---|---|---|---|---|---|---|---|\n";
     auto number = [](const Stat& s, const char* format) -> std::string {
       if (s.n == 0) return "-";
       char buf[64], se[32];
@@ -318,9 +335,12 @@ std::string to_markdown(const Report& r) {
     };
     for (const Group& g : r.groups) {
       if (g.settle.n == 0) continue;
+      const std::string right =
+          g.right ? std::to_string(*g.right) + " (" + std::to_string(g.right_on_cycle.value_or(0)) + ")" : "-";
       out += "| " + g.key + " | " + std::to_string(g.settle.n) + " | " + number(g.settle, "%.1f") + " | " +
-             number(g.radius, "%.4f") + " | " + number(g.radius_below_1, "%.1f") + " | " +
-             number(g.sensitivity, "%.3g") + " | " + cell(g.hard) + " |\n";
+             number(g.cycle, "%.1f") + " | " + number(g.wander, "%.1f") + " | " + number(g.radius, "%.4f") + " | " +
+             number(g.radius_below_1, "%.1f") + " | " + number(g.sensitivity, "%.3g") + " | " + right + " | " +
+             cell(g.hard) + " |\n";
     }
   }
   if (std::any_of(r.groups.begin(), r.groups.end(), [](const Group& g) { return !g.scaling.empty(); })) {
@@ -410,7 +430,9 @@ nlohmann::json to_json(const Report& r) {
                         {"preset", g.preset}, {"runs", g.runs}, {"runs_planned", g.runs_planned},
                         {"val", stat(g.val)}, {"hard", stat(g.hard)}, {"rho", stat(g.rho)},
                         {"settle", stat(g.settle)}, {"radius", stat(g.radius)}, {"radius_below_1", stat(g.radius_below_1)},
-                        {"sensitivity", stat(g.sensitivity)}};
+                        {"sensitivity", stat(g.sensitivity)}, {"cycle", stat(g.cycle)}, {"wander", stat(g.wander)},
+                        {"analysis_split", g.analysis_split}};
+    if (g.right) j["right"] = {{"exact", *g.right}, {"on_a_cycle", g.right_on_cycle.value_or(0)}};
     if (!g.scaling.empty()) {
       nlohmann::json rows = nlohmann::json::array();
       for (const Group::ScalingRow& row : g.scaling) {

@@ -38,6 +38,12 @@ struct Group {
   // radius of df/dx at the fixed point, the percent with radius below 1, and the median norm of
   // the input sensitivity dx*/dx0 (GMRES).
   Stat settle, radius, radius_below_1, sensitivity;
+  // The split those come from, and the percent of its examples whose iteration cycles or
+  // wanders; over the runs whose analysis.json counts right answers (since 2026-12-07), the
+  // examples exactly right after the last iteration, and how many of them sit on a cycle.
+  std::string analysis_split;
+  Stat cycle, wander;
+  std::optional<int64_t> right, right_on_cycle;
   // Test-time compute against difficulty, from eval_scaling.json, for runs that have one: per
   // halting rule ("none" first: every example run to the end), per level (`scaling_levels`, the
   // labels in the first such run's order), the mean iterations spent and the exact accuracy in
