@@ -111,4 +111,12 @@ PY
 expect_error "eval --trace over two splits" "give one --split" "$LOOPLAB" eval "$TMP/shipped" --trace 2 --split val,hard
 expect_error "eval --trace with --halt" "two evaluations" "$LOOPLAB" eval "$TMP/shipped" --trace 2 --split val --halt confidence
 
+# --hard-size: a level beyond 59 for --scaling, the hard split of --trace at that size.
+expect_ok "eval --trace --hard-size 21" "$LOOPLAB" eval "$TMP/shipped" --trace 1 --split hard --hard-size 21 --iters 3
+python3 -c "import json,sys; t=json.load(open(sys.argv[1])); assert t['grid']==[11,11] and t['split']=='hard', t['grid']" "$TMP/shipped/eval_trace.json" && ok || bad "trace at --hard-size 21"
+expect_ok "eval --scaling --hard-size 63" "$LOOPLAB" eval "$TMP/shipped" --scaling --hard-size 63 --count 1 --iters 2
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert [l['difficulty'] for l in r['levels']][-2:]==[59,63], r['levels'][-1]" "$TMP/shipped/eval_scaling.json" && ok || bad "scaling level 63"
+expect_error "--hard-size with the curve" "goes with --scaling or --trace" "$LOOPLAB" eval "$TMP/shipped" --hard-size 21
+expect_error "an even --hard-size" "odd" "$LOOPLAB" eval "$TMP/shipped" --trace 1 --split hard --hard-size 20
+
 finish mazes

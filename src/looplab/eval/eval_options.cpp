@@ -73,6 +73,9 @@ const OptionTable<EvalRunOptions>& eval_option_table() {
              "the answer after every iteration of the first N examples of the one --split given, for the web lab "
              "(a maze's path growing), written to DIR/eval_trace.json (0: off)",
              at_least<int64_t>(0)).command_line_only(),
+      option("hard-size", &E::hard_size,
+             "mazes: the hard maze size for --scaling (a level beyond 59, e.g. 201) and --trace (0: the run's)",
+             at_least<int64_t>(0)).command_line_only(),
   };
   return table;
 }
@@ -98,7 +101,10 @@ EvalKind eval_kind(const EvalRunOptions& o) {
 void check(const EvalRunOptions& o) {
   check_options(eval_option_table(), o);
   if (o.halt_threshold > 0 && o.halt.size() != 1) throw OptionError("halt_threshold", " needs exactly one --halt rule");
-  if (eval_kind(o) == EvalKind::kTrace && o.splits.size() != 1)
+  const EvalKind kind = eval_kind(o);
+  if (o.hard_size > 0 && kind != EvalKind::kScaling && kind != EvalKind::kTrace)
+    throw OptionError("hard_size", " goes with --scaling or --trace (eval.json keeps the run's hard split)");
+  if (kind == EvalKind::kTrace && o.splits.size() != 1)
     throw OptionError("trace", " traces the examples of one split: give one --split");
 }
 

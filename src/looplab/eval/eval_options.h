@@ -38,6 +38,9 @@ struct EvalRunOptions {
   // --trace N: the answer after every iteration 1..`last` of the first N examples of the one
   // split given (evaluate_run_trace; 0: off).
   int64_t trace = 0;
+  // --hard-size S: mazes: the hard split's maze size for --scaling (a level beyond 59, e.g. 201)
+  // and --trace (0: the run's). The other evaluations keep the run's hard split.
+  int64_t hard_size = 0;
 };
 
 // The table of EvalRunOptions: each flag of `looplab eval` (the sweep file's [eval] takes the

@@ -128,6 +128,16 @@ struct Evaluation {
   const std::string weights;
   EvalRunOptions settled;
   LoopedTransformer model;
+  // The run's evaluation data, the hard maze size as --hard-size gives it.
+  DataOptions data() const {
+    DataOptions d = run.evaluation_data();
+    if (settled.hard_size > 0) {
+      if (!task(model->config().task).spec().any_square_side)
+        throw Error("--hard-size: the task " + model->config().task + " has no maze size");
+      d.hard_size = settled.hard_size, d.hard_file.clear();
+    }
+    return d;
+  }
 };
 
 }  // namespace
@@ -189,7 +199,7 @@ ScalingReport evaluate_run_scaling(const std::string& dir, const EvalRunOptions&
   Evaluation e(dir, o);
   const auto rules = halt_rules(o, e.model->config());
   const Task& t = task(e.model->config().task);
-  const Difficulty difficulty = t.difficulty_levels(e.run.evaluation_data(), o.count > 0 ? o.count : 100);
+  const Difficulty difficulty = t.difficulty_levels(e.data(), o.count > 0 ? o.count : 100);
   if (difficulty.levels.empty()) throw Error("--scaling: the task " + t.name() + " has no difficulty levels yet");
   ScalingReport report;
   report.weights = e.weights;
@@ -208,7 +218,7 @@ ScalingReport evaluate_run_scaling(const std::string& dir, const EvalRunOptions&
 
 TraceReport evaluate_run_trace(const std::string& dir, const EvalRunOptions& o) {
   Evaluation e(dir, o);
-  DataOptions data = e.run.evaluation_data();
+  DataOptions data = e.data();
   const std::string& name = o.splits.at(0);
   data.set_count(name, o.trace);
   const Split split = load_split(data, name);
