@@ -254,15 +254,126 @@ def readouts():
               ".map(e => [e.dataset.readout, e.textContent]))")
 
 
-def screenshot(name):
-    """A full-page PNG through the DevTools protocol (Selenium's own is the viewport only)."""
+def screenshot(name, element=None):
+    """A full-page PNG through the DevTools protocol (Selenium's own is the viewport only); with a
+    CSS selector, the PNG of that element only."""
     if not shots:
         return
-    h = js("return Math.ceil(document.documentElement.scrollHeight)")
-    png = driver.execute_cdp_cmd("Page.captureScreenshot", {
-        "captureBeyondViewport": True, "clip": {"x": 0, "y": 0, "width": 1280, "height": h, "scale": 1}})
+    if element:
+        x, y, w, h = js("const r = document.querySelector(arguments[0]).getBoundingClientRect();"
+                        " return [r.left + scrollX, r.top + scrollY, r.width, r.height].map(Math.ceil)", element)
+        clip = {"x": max(0, x - 10), "y": max(0, y - 10), "width": w + 20, "height": h + 20, "scale": 1}
+    else:
+        clip = {"x": 0, "y": 0, "width": 1280, "height": js("return Math.ceil(document.documentElement.scrollHeight)"), "scale": 1}
+    png = driver.execute_cdp_cmd("Page.captureScreenshot", {"captureBeyondViewport": True, "clip": clip})
     with open(os.path.join(shots, name), "wb") as f:
         f.write(base64.b64decode(png["data"]))
+
+
+# ---- mazes: what the runs page draws from an eval_trace.json ---------------------------------
+# The test's own reading of the file: a cell's 6 input features are [east, south, west, north
+# passage open, start, goal]; the answer after iteration t is the last change at or before t.
+EAST, SOUTH, WEST, NORTH, START, GOAL = range(6)
+
+
+def trace_answer(example, t):
+    out = None
+    for a in example["answers"]:
+        if a["iteration"] <= t:
+            out = a["answer"]
+    return out
+
+
+def trace_label(example, t):
+    a = trace_answer(example, t)
+    k = sum(x == y for x, y in zip(a, example["target"]))
+    p = len(example["target"])
+    return f"iteration {t}: {k} of {p} cells right" + (", exact" if k == p else ""), k
+
+
+def cell_kinds(example, answer):
+    """Each cell's colour as the legend names it: on the path and predicted 'right', predicted but
+    not on it 'wrong', on it but missed 'missed', else 'open'; answer None: the true path alone."""
+    out = []
+    for i, t in enumerate(example["target"]):
+        path = t == "1"
+        said = path if answer is None else answer[i] == "1"
+        out.append("right" if said and path else "wrong" if said else "missed" if path else "open")
+    return out
+
+
+def maze_pixels(canvas, points):
+    """The colours of a maze canvas at CSS pixel positions, each the name of the nearest legend
+    colour (white 'open'), or 'other' when none is near."""
+    legend = js("return Object.fromEntries([...document.querySelectorAll('section.mazes .swatch[data-class]')]"
+                ".map(e => [e.dataset.class, getComputedStyle(e).backgroundColor]))")
+    colours = {k: [int(v) for v in re.findall(r"\d+", c)[:3]] for k, c in legend.items()}
+    colours["open"] = [255, 255, 255]
+    # Read through a copy made for reading (a canvas read back several times without
+    # willReadFrequently is a console warning).
+    rgb = js("""const c = arguments[0], r = Number(c.dataset.ratio), copy = document.createElement('canvas');
+                copy.width = c.width; copy.height = c.height;
+                const x = copy.getContext('2d', { willReadFrequently: true });
+                x.drawImage(c, 0, 0);
+                const d = x.getImageData(0, 0, c.width, c.height).data;
+                return arguments[1].map(([x, y]) => { const i = (Math.floor((y + 0.5) * r) * c.width + Math.floor((x + 0.5) * r)) * 4;
+                                                      return [d[i], d[i + 1], d[i + 2]]; });""", canvas, points)
+    out = []
+    for p in rgb:
+        name, dist = min(((k, sum((a - b) ** 2 for a, b in zip(p, c)) ** 0.5) for k, c in colours.items()), key=lambda x: x[1])
+        out.append(name if dist < 40 else "other")
+    return out
+
+
+def maze_drawing(canvas, trace, example, answer):
+    """What a maze canvas shows against what the file says: (ok, detail). At the middle of each
+    side of each cell a wall exactly where that side's passage is closed; at each cell's centre the
+    start (green) on the start cell only, the goal (red) on the goal cell only; near each cell's
+    corner the cell's colour for `answer` (None: the true path). The canvas's data attributes give
+    its cell size, wall width and padding in CSS pixels."""
+    rows, cols = trace["grid"]
+    ch = trace["channels"]
+    s, w, pad = js("const d = arguments[0].dataset; return [Number(d.cellSize), Number(d.wall), Number(d.pad)]", canvas)
+    sides, want_walls, centres, want_centres, corners = [], [], [], [], []
+    for r in range(rows):
+        for c in range(cols):
+            f = (r * cols + c) * ch
+            x, y, m = pad + c * s, pad + r * s, s // 2
+            # east, south, west, north: the pixel on the line between the cell and its neighbour
+            sides += [(x + s, y + m), (x + m, y + s), (x, y + m), (x + m, y)]
+            want_walls += [example["input"][f + k] == 0 for k in (EAST, SOUTH, WEST, NORTH)]
+            centres.append((x + m, y + m))
+            want_centres.append("start" if example["input"][f + START] else "goal" if example["input"][f + GOAL] else None)
+            corners.append((x + w, y + w))
+    got = maze_pixels(canvas, sides)
+    names = ("east", "south", "west", "north")
+    bad = [f"cell {i // 4} {names[i % 4]}: {'wall' if want else 'open'} in the file, {g} drawn"
+           for i, (g, want) in enumerate(zip(got, want_walls)) if (g == "wall") != want]
+    got = maze_pixels(canvas, centres)
+    bad += [f"cell {i} centre: {g} drawn, {want or 'neither start nor goal'} in the file"
+            for i, (g, want) in enumerate(zip(got, want_centres)) if (g in ("start", "goal") or want) and g != want]
+    got = maze_pixels(canvas, corners)
+    want = cell_kinds(example, answer)
+    bad += [f"cell {i}: {g} drawn, {k} in the file" for i, (g, k) in enumerate(zip(got, want)) if g != k]
+    return not bad, f"{len(bad)} differences: " + "; ".join(bad[:6])
+
+
+def maze_view():
+    """The slider's view: its label, and its data attributes (iteration, cells right, answer)."""
+    return js("const f = document.querySelector('section.mazes figure.maze.view');"
+              " return [f.querySelector('figcaption').textContent, Number(f.dataset.iteration), Number(f.dataset.right), f.dataset.answer]")
+
+
+def maze_at(trace, example, t, what):
+    """Moves the maze's slider to t and checks the label, the answer and the drawing."""
+    move("iteration", t)
+    label, k = trace_label(example, t)
+    answer = trace_answer(example, t)
+    got = maze_view()
+    ok, detail = maze_drawing(driver.find_element(By.CSS_SELECTOR, "section.mazes figure.maze.view canvas"), trace, example, answer)
+    check(got[:3] == [label, t, k] and got[3] == answer and ok,
+          f"{what}: the slider at {t} shows '{label}' and draws the answer after iteration {t}",
+          f"page '{got[0]}' (iteration {got[1]}, {got[2]} right); {detail}")
 
 
 try:
@@ -449,6 +560,62 @@ try:
           "runs: the evaluation table names each file and the weights it used", json.dumps(named[:3]))
     screenshot("runs-seeds.png")
 
+    # ---- runs: a maze run's eval_trace.json drawn ---------------------------------------------
+    # models/mazes-external-post keeps the answer after every iteration of one size-59 maze
+    # (looplab eval DIR --trace 1 --split hard --iters 1000): the page must draw the file's walls,
+    # start, goal and path, and the answer after the slider's iteration with its score, as
+    # computed here from the file.
+    mdir = os.path.join(ROOT, "models", "mazes-external-post")
+    with open(os.path.join(mdir, "eval_trace.json")) as f:
+        mtrace = json.load(f)
+    with open(os.path.join(mdir, "training.json")) as f:
+        mazes_t = json.load(f)["train"]["training_iters"]
+    mex = mtrace["examples"][0]
+    open_page("/runs.html?runs=mazes-external-post")
+    clean("runs: the maze run")
+    meta = js("const p = document.querySelector('section.mazes p.meta'); return p ? p.textContent : ''")
+    check(js("return document.querySelectorAll('section.mazes figure.maze.view canvas').length") == 1
+          and f"example {mex['index']} of the hard split, 30 × 30 cells" in meta,
+          "runs: the maze section appears for mazes-external-post (its eval_trace.json's example, 30 x 30 cells)", meta)
+    ok, detail = maze_drawing(driver.find_element(By.CSS_SELECTOR, "section.mazes figure.maze.truth canvas"), mtrace, mex, None)
+    path = mex["target"].count("1")
+    caption = js("return document.querySelector('section.mazes figure.maze.truth figcaption').textContent")
+    check(ok and caption == f"the true path: {path} cells",
+          "runs maze: the true path drawn: walls where the file's passages are closed, start and goal on their cells, "
+          "the target's path cells", f"'{caption}'; {detail}")
+    for t in (1, 30, 500, 1000):
+        maze_at(mtrace, mex, t, "runs maze")
+    figs = js("return [...document.querySelectorAll('section.mazes figure.maze.multiple')]"
+              ".map(f => [Number(f.dataset.iteration), f.querySelector('figcaption').textContent])")
+    iters = [t for t, _ in figs]
+    bad = [f"{t}: page '{text}', file '{trace_label(mex, t)[0]}'" for t, text in figs if text != trace_label(mex, t)[0]]
+    for i, (t, _) in enumerate(figs):
+        ok, detail = maze_drawing(driver.find_elements(By.CSS_SELECTOR, "section.mazes figure.maze.multiple canvas")[i],
+                                  mtrace, mex, trace_answer(mex, t))
+        if not ok:
+            bad.append(f"{t}: {detail}")
+    check(iters == sorted(set(iters)) and {1, mazes_t, mtrace["max_iters"]} <= set(iters) and not bad,
+          f"runs maze: the small multiples at iterations {iters} (1, T = {mazes_t}, ..., {mtrace['max_iters']}) are labelled "
+          "and drawn as the file's answers", "; ".join(bad)[:600])
+    # Play from iteration 1: the slider advances and the view follows it.
+    move("iteration", 1)
+    driver.find_element(By.CSS_SELECTOR, 'button[name="maze-play"]').click()
+    wait_for(lambda: int(driver.find_element(By.CSS_SELECTOR, '[name="iteration"]').get_attribute("value")) >= 100,
+             "the maze's play button to reach iteration 100")
+    driver.find_element(By.CSS_SELECTOR, 'button[name="maze-play"]').click()
+    time.sleep(0.2)
+    shown = int(driver.find_element(By.CSS_SELECTOR, '[name="iteration"]').get_attribute("value"))
+    got = maze_view()
+    time.sleep(0.3)
+    still = int(driver.find_element(By.CSS_SELECTOR, '[name="iteration"]').get_attribute("value"))
+    check(100 <= shown < mtrace["max_iters"] and still == shown and got[0] == trace_label(mex, shown)[0]
+          and got[3] == trace_answer(mex, shown),
+          "runs maze: play advances the slider, pause stops it, the view shows the slider's iteration",
+          f"slider {shown} then {still}; page '{got[0]}'")
+    move("iteration", 1000)
+    clean("runs maze after moving the slider and playing")
+    screenshot("runs-maze.png", "section.mazes")
+
     # ---- sweeps: the toy sweep's report.json as written ---------------------------------------
     if server:
         open_page("/sweeps.html")
@@ -509,6 +676,8 @@ try:
             run_cli("eval", d, "--split", "val", "--iters", "1:12", "--count", "6")
             run_cli("analyze", d, "--split", "val", "--count", "6", "--iters", "12", "--detail", "2")
             run_cli("eval", d, "--scaling", "--count", "2", "--iters", "6")
+            # A prefix-sums trace: the runs page draws mazes only, and says so.
+            run_cli("eval", d, "--trace", "1", "--split", "val", "--iters", "12", "--count", "1")
             # An untrained model runs every example to the end under every rule: distinct numbers
             # written over the command line's file make the check below able to tell them apart.
             scaling_file = os.path.join(d, "eval_scaling.json")
@@ -528,7 +697,42 @@ try:
                 os.makedirs(os.path.join(tmp, name))
                 for f in files:
                     shutil.copy(os.path.join(src, f), os.path.join(tmp, name, f))
+            # A maze trace whose answers change at a few iterations only (1, 7, 100, 640 of
+            # models/mazes-external-post's), with a second example: the same maze transposed (rows
+            # for columns: east for south, west for north), changing at 1, 3 and 900.
+            sparse = os.path.join(tmp, "maze-sparse")
+            os.makedirs(sparse)
+            for f in ("config.json", "training.json"):
+                shutil.copy(os.path.join(mdir, f), os.path.join(sparse, f))
+            n = mtrace["grid"][0]
+
+            def transposed(text):
+                return "".join(text[c * n + r] for r in range(n) for c in range(n))
+            swap = (SOUTH, EAST, NORTH, WEST, START, GOAL)
+            tex = {"index": 1, "target": transposed(mex["target"]),
+                   "input": [mex["input"][(c * n + r) * 6 + swap[k]] for r in range(n) for c in range(n) for k in range(6)],
+                   "answers": [{"iteration": t, "answer": transposed(trace_answer(mex, t))} for t in (1, 3, 900)]}
+            sparse_trace = dict(mtrace, examples=[
+                dict(mex, answers=[{"iteration": t, "answer": trace_answer(mex, t)} for t in (1, 7, 100, 640)]), tex])
+            with open(os.path.join(sparse, "eval_trace.json"), "w") as f:
+                json.dump(sparse_trace, f)
             second, url = start_server("--runs", tmp)
+            open_page("/runs.html?runs=maze-sparse", url)
+            clean("runs: a maze trace with a few changes")
+            sx = sparse_trace["examples"][0]
+            for t in (6, 7, 99, 639, 640, 1000):
+                maze_at(sparse_trace, sx, t, "runs maze, a few changes")
+            before = updates()
+            js("const s = document.querySelector('[name=\"maze-example\"]'); s.value = '1'; s.dispatchEvent(new Event('input'));")
+            try:
+                wait_for(lambda: updates() > before, "a render after choosing example 1", timeout=5)
+            except TimeoutError:
+                pass  # the checks below say what is drawn instead
+            ok, detail = maze_drawing(driver.find_element(By.CSS_SELECTOR, "section.mazes figure.maze.truth canvas"), sparse_trace, tex, None)
+            check(ok, "runs maze: the example chooser draws the second example's maze (the first transposed)", detail)
+            maze_at(sparse_trace, tex, 899, "runs maze, the second example")
+            maze_at(sparse_trace, tex, 900, "runs maze, the second example")
+            clean("runs maze after choosing an example")
             open_page("/runs.html?runs=current,old", url)
             network_idle()
             before = updates()
@@ -560,6 +764,9 @@ try:
             network_idle()
             p = problems()
             check(not p, "runs with eval.json and analysis.json: loads with no console error", "; ".join(p))
+            note = js("return document.querySelector('section.mazes').textContent")
+            check("of task prefix-sums; only mazes are drawn" in note and not js("return document.querySelectorAll('section.mazes canvas').length"),
+                  "runs: a prefix-sums eval_trace.json draws no maze, with a one-line note", note)
             with open(os.path.join(d, "eval.json")) as f:
                 ev = json.load(f)
             with open(os.path.join(d, "analysis.json")) as f:

@@ -4,9 +4,10 @@
 // side (as the library reads them: one row per setting, whatever schema the files were written
 // in), the training curves of metrics.jsonl, accuracy and convergence against iterations from
 // every evaluation file (eval.json, eval-NAME.json) with the weights each used, analysis.json,
-// and test-time compute against difficulty from eval_scaling.json, overlaid. runs.html?runs=A,B
-// selects A and B.
-import { api, h, Plot, nav, rendered, showError, fmt, palette } from './lab.js';
+// and test-time compute against difficulty from eval_scaling.json, overlaid; for a maze run with
+// an eval_trace.json, the traced mazes and the model's path after every iteration.
+// runs.html?runs=A,B selects A and B.
+import { api, h, Plot, nav, rendered, showError, fmt, palette, slider, select } from './lab.js';
 
 const main = document.querySelector('main');
 const cache = new Map();
@@ -157,6 +158,195 @@ function analysisTable(runs) {
     'first below tol (median)', 'spectral radius (median)', 'exact at training T', 'best exact', 'exact at max'].map(t => h('th', {}, t)))), h('tbody', {}, rows));
 }
 
+// ---- eval_trace.json of a maze run ----------------------------------------------------------
+// `looplab eval DIR --trace N --split hard --iters LAST` keeps the answer after every iteration for
+// the first N examples. A maze's tokens are its cells, row-major, each with 6 input features (the
+// passage east, south, west, north open; the start; the goal); the answer is 1 on the path. The
+// walls, the start, the goal and the true path are drawn from the file, and the model's path after
+// chosen iterations (small multiples) and after the slider's iteration (with a play button).
+const maze = { run: null, example: 0, iteration: null, timer: null };
+const mazeColor = { open: '#ffffff', right: '#1f77b4', wrong: '#ff7f0e', missed: '#b9d3ee', start: '#2ca02c', goal: '#d62728', wall: '#1d2330' };
+const mazeLegend = [['right', 'on the path and predicted'], ['wrong', 'predicted, not on the path'], ['missed', 'on the path, missed'],
+  ['start', 'start'], ['goal', 'goal'], ['wall', 'wall']];
+const EAST = 0, SOUTH = 1, WEST = 2, NORTH = 3, START = 4, GOAL = 5;
+
+// The answer after iteration t: `answers` lists the iterations at which it changed (the first is
+// iteration 1, in order), so it is the last change at or before t.
+function answerAt(example, t) {
+  const a = example.answers;
+  let lo = 0, hi = a.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (a[mid].iteration <= t) lo = mid; else hi = mid - 1;
+  }
+  return a[lo].answer;
+}
+
+function cellsRight(answer, target) {
+  let k = 0;
+  for (let i = 0; i < target.length; i++) if (answer[i] === target[i]) k++;
+  return k;
+}
+
+const mazeLabel = (t, k, p) => `iteration ${t}: ${k} of ${p} cells right${k === p ? ', exact' : ''}`;
+
+// The small multiples' iterations: 1, the training depth T, then 100, 300, 1000, ... above it,
+// and max_iters.
+function mazeIterations(trace, run) {
+  const max = trace.max_iters;
+  const t = run.settings && run.settings.train && run.settings.train.training_iters;
+  const out = [1, typeof t === 'number' && t > 0 ? t : 30];
+  const top = Math.max(...out);
+  for (let d = 10; d < max; d *= 10) for (const v of [d, 3 * d]) if (v > top && v < max) out.push(v);
+  out.push(max);
+  return [...new Set(out.filter(v => v >= 1 && v <= max))].sort((a, b) => a - b);
+}
+
+// A canvas for a rows x cols maze of `size`-pixel cells; its geometry is in its data attributes
+// (cell size, wall width, padding, device pixel ratio), so that a test can find a cell's pixels.
+function mazeCanvas(trace, size) {
+  const [rows, cols] = trace.grid;
+  const wall = size >= 12 ? 2 : 1, pad = wall, ratio = window.devicePixelRatio || 1;
+  const w = cols * size + 2 * pad, ht = rows * size + 2 * pad;
+  return h('canvas', { class: 'maze', width: Math.round(w * ratio), height: Math.round(ht * ratio), style: `width:${w}px;height:${ht}px`,
+    dataset: { cellSize: size, wall, pad, ratio, rows, cols } });
+}
+
+// Draws the maze with `answer` (a string, one class per cell) coloured against the target, or the
+// true path alone when answer is null.
+function paintMaze(canvas, trace, ex, answer) {
+  const s = Number(canvas.dataset.cellSize), wall = Number(canvas.dataset.wall), pad = Number(canvas.dataset.pad);
+  const ratio = Number(canvas.dataset.ratio);
+  const [rows, cols] = trace.grid, ch = trace.channels, input = ex.input;
+  const ctx = canvas.getContext('2d');
+  ctx.setTransform(1, 0, 0, 1, 0, 0);
+  ctx.clearRect(0, 0, canvas.width, canvas.height);
+  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+  ctx.fillStyle = mazeColor.open;
+  ctx.fillRect(pad, pad, cols * s, rows * s);
+  for (let r = 0; r < rows; r++)
+    for (let c = 0; c < cols; c++) {
+      const i = r * cols + c, path = ex.target[i] === '1', said = answer === null ? path : answer[i] === '1';
+      const kind = said ? (path ? 'right' : 'wrong') : path ? 'missed' : null;
+      if (!kind) continue;
+      ctx.fillStyle = mazeColor[kind];
+      ctx.fillRect(pad + c * s, pad + r * s, s, s);
+    }
+  // The start and the goal: a dot in the cell (ringed in white where cells are large enough).
+  const big = s >= 12;
+  ctx.strokeStyle = mazeColor.open;
+  ctx.lineWidth = 1.5;
+  for (let i = 0; i < rows * cols; i++)
+    for (const [k, color] of [[START, mazeColor.start], [GOAL, mazeColor.goal]]) {
+      if (!input[i * ch + k]) continue;
+      const r = Math.floor(i / cols), c = i % cols;
+      ctx.fillStyle = color;
+      ctx.beginPath();
+      ctx.arc(pad + (c + 0.5) * s, pad + (r + 0.5) * s, (big ? 0.34 : 0.27) * s, 0, 2 * Math.PI);
+      ctx.fill();
+      if (big) ctx.stroke();
+    }
+  // A wall on each side whose passage is closed; lines on whole pixels (odd widths half a pixel
+  // over), square caps closing the corners; the border always closed.
+  const o = (wall % 2) / 2;
+  ctx.strokeStyle = mazeColor.wall;
+  ctx.lineWidth = wall;
+  ctx.lineCap = 'square';
+  ctx.beginPath();
+  for (let r = 0; r < rows; r++)
+    for (let c = 0; c < cols; c++) {
+      const f = (r * cols + c) * ch, x = pad + c * s + o, y = pad + r * s + o;
+      if (!input[f + EAST]) { ctx.moveTo(x + s, y); ctx.lineTo(x + s, y + s); }
+      if (!input[f + SOUTH]) { ctx.moveTo(x, y + s); ctx.lineTo(x + s, y + s); }
+      if (!input[f + WEST]) { ctx.moveTo(x, y); ctx.lineTo(x, y + s); }
+      if (!input[f + NORTH]) { ctx.moveTo(x, y); ctx.lineTo(x + s, y); }
+    }
+  ctx.rect(pad + o, pad + o, cols * s, rows * s);
+  ctx.stroke();
+}
+
+// One drawn answer: the canvas and its label; the figure carries the iteration, the cells right,
+// the cells and the answer drawn as data attributes.
+function mazeFigure(trace, ex, size, kind) {
+  const canvas = mazeCanvas(trace, size), caption = h('figcaption', {});
+  const fig = h('figure', { class: `maze ${kind}` }, canvas, caption);
+  fig.show = t => {
+    const answer = answerAt(ex, t), k = cellsRight(answer, ex.target);
+    paintMaze(canvas, trace, ex, answer);
+    caption.textContent = mazeLabel(t, k, ex.target.length);
+    Object.assign(fig.dataset, { iteration: t, right: k, cells: ex.target.length, answer });
+  };
+  return fig;
+}
+
+function mazeSection(runs) {
+  const traced = runs.filter(r => r.trace);
+  const mazes = traced.filter(r => r.trace.task === 'mazes');
+  const notes = traced.filter(r => r.trace.task !== 'mazes').map(r => h('p', { class: 'note' },
+    `${r.name}: its eval_trace.json is of task ${r.trace.task}; only mazes are drawn.`));
+  if (maze.timer) { clearInterval(maze.timer); maze.timer = null; }
+  if (!traced.length) return [h('p', { class: 'note' }, 'None of the selected runs has an eval_trace.json; ',
+    h('code', {}, 'looplab eval DIR --trace 1 --split hard --iters 1000'), ' writes one (mazes are drawn).')];
+  if (!mazes.length) return notes;
+  if (!mazes.some(r => r.name === maze.run)) { maze.run = mazes[0].name; maze.example = 0; maze.iteration = null; }
+  const run = mazes.find(r => r.name === maze.run), trace = run.trace;
+  const [rows, cols] = trace.grid;
+  if (!Array.isArray(trace.examples) || !trace.examples.length) return [...notes, h('p', { class: 'note' }, `${run.name}: eval_trace.json has no examples.`)];
+  if (trace.channels !== 6) return [...notes, h('p', { class: 'note' }, `${run.name}: a maze trace of ${trace.channels} channels (6 expected); not drawn.`)];
+  if (maze.example >= trace.examples.length) maze.example = 0;
+  const ex = trace.examples[maze.example], max = trace.max_iters;
+  if (maze.iteration === null || maze.iteration > max) maze.iteration = max;
+  const redraw = () => { el.maze.replaceChildren(...mazeSection(runs)); rendered(); };
+
+  const choosers = [];
+  if (mazes.length > 1)
+    choosers.push(select({ name: 'maze-run', label: 'run', choices: mazes.map(r => r.name), value: run.name,
+      onInput: v => { maze.run = v; maze.example = 0; maze.iteration = null; redraw(); } }).el);
+  if (trace.examples.length > 1) {
+    const input = h('select', { name: 'maze-example', 'aria-label': 'example' },
+      trace.examples.map((e, i) => h('option', { value: i, selected: i === maze.example }, `example ${e.index}`)));
+    input.addEventListener('input', () => { maze.example = Number(input.value); redraw(); });
+    choosers.push(h('label', { class: 'control' }, h('span', { class: 'label' }, 'example ', h('code', {}, 'maze-example')), input));
+  }
+
+  const pathCells = [...ex.target].filter(c => c === '1').length;
+  const truth = mazeCanvas(trace, Math.max(4, Math.min(18, Math.floor(480 / cols))));
+  paintMaze(truth, trace, ex, null);
+  const view = mazeFigure(trace, ex, Number(truth.dataset.cellSize), 'view');
+  view.show(maze.iteration);
+  const play = h('button', { type: 'button', name: 'maze-play' }, 'Play');
+  const s = slider({ name: 'iteration', label: 'the answer after iteration', min: 1, max, step: 1, value: maze.iteration,
+    onInput: v => { maze.iteration = Number(v); view.show(maze.iteration); rendered(); } });
+  const stop = () => { clearInterval(maze.timer); maze.timer = null; play.textContent = 'Play'; };
+  play.addEventListener('click', () => {
+    if (maze.timer) return stop();
+    if (maze.iteration >= max) maze.iteration = 0;
+    const step = Math.max(1, Math.ceil(max / 250));
+    play.textContent = 'Pause';
+    maze.timer = setInterval(() => {
+      s.input.value = String(Math.min(max, maze.iteration + step));
+      s.input.dispatchEvent(new Event('input'));
+      if (maze.iteration >= max) stop();
+    }, 40);
+  });
+
+  const small = mazeIterations(trace, run).map(t => {
+    const f = mazeFigure(trace, ex, Math.max(3, Math.min(8, Math.floor(216 / cols))), 'multiple');
+    f.show(t);
+    return f;
+  });
+  return [...notes,
+    h('p', { class: 'meta' }, `${run.name}: example ${ex.index} of the ${trace.split} split, ${rows} × ${cols} cells (a maze of size ${2 * cols - 1}), `,
+      `${trace.weights} weights, ${max} iterations; the answer changes at ${ex.answers.length} of them.`),
+    choosers.length ? h('div', { class: 'controls' }, choosers) : '',
+    h('p', { class: 'legend' }, mazeLegend.map(([k, text]) => h('span', {}, h('span', { class: 'swatch', dataset: { class: k }, style: `background:${mazeColor[k]}` }), text))),
+    h('div', { class: 'maze-views' },
+      h('figure', { class: 'maze truth', dataset: { cells: ex.target.length, path: pathCells } }, truth, h('figcaption', {}, `the true path: ${pathCells} cells`)),
+      h('div', { class: 'maze-player' }, view, h('div', { class: 'maze-controls' }, play, s.el))),
+    h('h3', {}, 'The predicted path at chosen iterations'),
+    h('div', { class: 'maze-multiples' }, small)];
+}
+
 async function draw() {
   const runs = [];
   for (const name of list.map(r => r.name)) if (selected.has(name)) runs.push(await load(name));
@@ -180,6 +370,7 @@ async function draw() {
   plots.per_position.update({ hideEmpty: true, title: 'Per-position accuracy against iterations', x_label: 'iterations', y_label: 'per-position accuracy', yRange: [0, 1.02], series: evalSeries(runs, evaluationsOf, 'per_position') });
   plots.step.update({ hideEmpty: true, title: 'Relative step ‖x(t+1) − x(t)‖ / ‖x(t)‖', x_label: 'iterations', y_label: 'log10 relative step', series: evalSeries(runs, evaluationsOf, 'relative_step', v => (v > 0 ? Math.log10(v) : null)) });
   plots.unchanged.update({ hideEmpty: true, title: 'Predictions that no longer change', x_label: 'iterations', y_label: 'fraction', yRange: [0, 1.02], series: evalSeries(runs, evaluationsOf, 'unchanged') });
+  el.maze.replaceChildren(...mazeSection(runs));
   el.analysis.replaceChildren(analysisTable(runs));
   plots.analysis.update({ hideEmpty: true, title: 'Exact accuracy against iterations (analysis.json)', x_label: 'iterations', y_label: 'exact accuracy', yRange: [0, 1.02],
     series: evalSeries(runs, r => (r.analysis ? [{ splits: Object.fromEntries(Object.entries(r.analysis.splits || {}).map(([k, s]) => [k, s.accuracy || {}])) }] : []), 'exact') });
@@ -242,6 +433,7 @@ el.list = h('section', {}),
 h('section', {}, h('h2', {}, 'Configuration'), el.config = h('div', { class: 'scroll' }), el.errors = h('ul', { class: 'errors' })),
 el.training = h('section', {}, h('h2', {}, 'Training curves (metrics.jsonl)'), el.trainNote = h('div')),
 el.eval = h('section', {}, h('h2', {}, 'Accuracy and convergence against iterations (eval.json, eval-NAME.json)'), el.evalNote = h('div')),
+h('section', { class: 'mazes' }, h('h2', {}, 'Maze: the predicted path over the iterations (eval_trace.json)'), el.maze = h('div')),
 h('section', {}, h('h2', {}, 'Fixed-point analysis (analysis.json)'), el.analysis = h('div', { class: 'scroll' }), el.analysisPlot = h('div', { class: 'plots' })),
 el.scaling = h('section', {}, h('h2', {}, 'Test-time compute against difficulty (eval_scaling.json)'), el.scalingNote = h('div')));
 const grid = (parent) => { const g = h('div', { class: 'plots' }); parent.append(g); return g; };
