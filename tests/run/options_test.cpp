@@ -38,7 +38,7 @@ std::string error_of(const std::function<void()>& f) {
 // The keys a table added after the first training.json (absent there: the struct's default).
 const std::set<std::string> kAddedLater = {"precision", "gradient", "phantom_steps", "phantom_damping", "batch_tolerance",
                                            "jacobian_weight", "ema", "halt_weight", "train_file", "val_file",
-                                           "hard_file", "data_file", "skip_bad", "train_size", "hard_size"};
+                                           "hard_file", "data_file", "skip_bad", "train_size", "hard_size", "border"};
 
 // Every committed training.json, written by the code before the tables (each key by hand in
 // to_json): its "train" and "data" objects read and write back to the same keys and values, a

@@ -10,6 +10,8 @@
 
 #include "looplab/io/atomic_file.h"
 #include "looplab/io/npy.h"
+#include "looplab/tasks/registry.h"
+#include "looplab/tasks/task.h"
 #include "looplab/util/error.h"
 #include "looplab/util/random.h"
 
@@ -182,6 +184,42 @@ TEST(Mazes, EncodeGivesPassagesStartAndGoal) {
     EXPECT_EQ(x[4], cell == m.start ? 1.0f : 0.0f);
     EXPECT_EQ(x[5], cell == m.goal ? 1.0f : 0.0f);
   }
+}
+
+// --border B: each maze's n x n cells in the middle of an (n + 2B)-square grid, unchanged; the
+// rings around them blocked cells (every feature 0) off the path. Checked position by position
+// against the maze's own encoding and path, the border's rows and columns written out here.
+TEST(Mazes, ABorderRingsEachMazeWithBlockedCells) {
+  const Task& t = task("mazes");
+  DataOptions d = t.default_data();
+  d.task = "mazes", d.train_count = 3, d.seed = 4;
+  const Examples plain = t.load(d, "train");
+  d.border = 2;
+  const Examples ringed = t.load(d, "train");
+  const int64_t n = 5, side = 9, ch = mazes::kChannels;
+  ASSERT_EQ(plain.positions, n * n);
+  ASSERT_EQ(ringed.positions, side * side);
+  ASSERT_EQ(ringed.count, 3);
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t r = 0; r < side; ++r)
+      for (int64_t c = 0; c < side; ++c) {
+        const int64_t at = r * side + c;
+        const bool inside = r >= 2 && r < 2 + n && c >= 2 && c < 2 + n;
+        const int64_t cell = (r - 2) * n + (c - 2);
+        for (int64_t k = 0; k < ch; ++k)
+          EXPECT_EQ(ringed.inputs[(i * side * side + at) * ch + k], inside ? plain.inputs[(i * n * n + cell) * ch + k] : 0.0f)
+              << i << " " << r << " " << c << " " << k;
+        EXPECT_EQ(ringed.targets[i * side * side + at], inside ? plain.targets[i * n * n + cell] : 0) << i << " " << r << " " << c;
+      }
+  // Every maze cell has a passage: a blocked cell is never one of them.
+  for (int64_t cell = 0; cell < n * n; ++cell) {
+    float open = 0;
+    for (int64_t k = 0; k < 4; ++k) open += plain.inputs[cell * ch + k];
+    EXPECT_GT(open, 0.0f) << cell;
+  }
+  // The difficulty levels ring theirs too.
+  const Difficulty levels = t.difficulty_levels(d, 1);
+  EXPECT_EQ(levels.levels.front().examples.positions, side * side);
 }
 
 // The data set's pixel layout (make_mazes.py): cell (r, c) at rows and columns 4r + 3 .. 4r + 4,

@@ -76,14 +76,14 @@ struct TrainOptions {
   double halt_weight = 1;
 };
 
-// training.json's schema. 5: "train_size" and "hard_size" in "data" (the mazes' sizes). 4: "batch_tolerance" for version 3's "tolerance" (the fixed-point
+// training.json's schema. 6: "border" in "data" (the mazes' rings of blocked cells). 5: "train_size" and "hard_size" in "data" (the mazes' sizes). 4: "batch_tolerance" for version 3's "tolerance" (the fixed-point
 // gradients' stop, a relative step over the whole batch, while an example's tolerance is
 // evaluation's and the analysis's). 3: "training_iters" (T) for version 2's "max_iters", which meant
 // the most iterations per example elsewhere. 2: the paper's released recipe (train/schedule.h's warm-up ending
 // at epoch 9, train/adamw.h's weight-decay groups, the inputs of config.json version 2) and
 // "precision". 1: looplab before 2026-12-03, whose runs can be read and evaluated but not
 // resumed.
-inline constexpr int kTrainingSchemaVersion = 5;
+inline constexpr int kTrainingSchemaVersion = 6;
 
 struct RunSpec {
   ModelConfig model;

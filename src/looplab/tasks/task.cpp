@@ -60,6 +60,10 @@ const OptionTable<DataOptions>& data_option_table() {
              at_least<int64_t>(3))
           .added_later(),
       option("hard-size", &D::hard_size, "mazes: the maze size of hard", at_least<int64_t>(3)).added_later(),
+      option("border", &D::border,
+             "mazes: rings of blocked cells around every maze (each maze cell's window centred, as zero padding)",
+             at_least<int64_t>(0))
+          .added_later(),
       option("data-seed", &D::seed, "seed of the generated data").in_json_as("seed"),
       option("train-file", &D::train_file, "CSV of training examples (replaces generated ones)").added_later(),
       option("val-file", &D::val_file, "CSV of val examples").added_later(),

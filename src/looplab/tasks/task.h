@@ -56,6 +56,10 @@ struct DataOptions {
   int64_t train_count = 8000, val_count = 2000, hard_count = 10000;
   int64_t train_bits = 32, hard_bits = 512;  // 1-D tasks: train and val length, hard length
   int64_t train_size = 9, hard_size = 59;     // mazes: the maze size (the data set's name) of train and val, of hard
+  // mazes: rings of blocked cells (no passages, never on the path) around every maze, so that
+  // each maze cell's window is centred on it as a convolution's zero padding centres its kernel
+  // (0: none; a window clamped at the grid's edge sees other neighbours at the edge than inside).
+  int64_t border = 0;
   uint64_t seed = 0;                          // each split draws from its own stream of this seed
   std::string train_file, val_file, hard_file;  // a file per split replaces its generated examples
   // One file of rated examples to be split by rating into easy (train, val) and hard.

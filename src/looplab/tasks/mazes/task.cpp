@@ -8,6 +8,7 @@
 // size-59 maze is 900 cells against 124 x 124 = 15,376 pixels, so attention and the MLP cost
 // 17x less per iteration, which is what makes 59 x 59 evaluable at 1,000+ iterations on 2 cores;
 // the conversion from the data set's images is exact (maze.h's from_image).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -20,14 +21,26 @@ namespace looplab {
 
 namespace {
 
-Examples encode(const std::vector<mazes::Maze>& all) {
+// The mazes as examples: (n + 2 border)^2 positions each in row-major order, the maze's n x n
+// cells in the middle, `border` rings of blocked cells around them (every feature 0, which no
+// maze cell has: each has a passage; never on the path).
+Examples encode(const std::vector<mazes::Maze>& all, int64_t border) {
   Examples e;
-  const int64_t cells = all.empty() ? 0 : all.front().cells();
-  e.resize(static_cast<int64_t>(all.size()), cells, mazes::kChannels);
+  const int64_t n = all.empty() ? 0 : all.front().n, side = n + 2 * border;
+  e.resize(static_cast<int64_t>(all.size()), side * side, mazes::kChannels);
+  std::vector<float> cells(static_cast<size_t>(n * n * mazes::kChannels));
   for (int64_t i = 0; i < e.count; ++i) {
-    mazes::encode(all[i], e.input(i));
+    mazes::encode(all[i], cells.data());
     const std::vector<uint8_t> path = mazes::solve(all[i]);
-    for (int64_t c = 0; c < cells; ++c) e.target(i)[c] = path[c];
+    float* in = e.input(i);
+    std::fill(in, in + side * side * mazes::kChannels, 0.0f);
+    std::fill(e.target(i), e.target(i) + side * side, 0);
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t c = 0; c < n; ++c) {
+        const int64_t at = (r + border) * side + (c + border);
+        std::copy_n(&cells[static_cast<size_t>((r * n + c) * mazes::kChannels)], mazes::kChannels, in + at * mazes::kChannels);
+        e.target(i)[at] = path[static_cast<size_t>(r * n + c)];
+      }
   }
   return e;
 }
@@ -90,11 +103,11 @@ class Mazes : public Task {
   Examples load(const DataOptions& s, const std::string& split) const override {
     const int64_t count = s.count(split);  // checks the split's name
     const std::string& file = s.file(split);
-    if (!file.empty()) return encode(read_file_of_mazes(s.resolve(file)));
+    if (!file.empty()) return encode(read_file_of_mazes(s.resolve(file)), s.border);
     const uint64_t index = split == "train" ? 0 : split == "val" ? 1 : 2;
     // Three independent streams of one seed: the splits never share a maze's random sequence.
     const uint64_t seed = s.seed * 0x9E3779B97F4A7C15ull + index + 1;
-    return encode(mazes::generate_many(split == "hard" ? s.hard_size : s.train_size, count, seed, 0));
+    return encode(mazes::generate_many(split == "hard" ? s.hard_size : s.train_size, count, seed, 0), s.border);
   }
 
   Difficulty difficulty_levels(const DataOptions& data, int64_t count) const override {
@@ -106,9 +119,9 @@ class Mazes : public Task {
       d.hard_file.clear();
       d.hard_size = size;
       d.hard_count = count;
-      const int64_t n = mazes::cells_per_side(size);
+      const int64_t n = mazes::cells_per_side(size), side = n + 2 * data.border;
       levels.levels.push_back({"size " + std::to_string(size) + " (" + std::to_string(n) + " x " + std::to_string(n) + " cells)",
-                               n * n, static_cast<double>(size), load(d, "hard")});
+                               side * side, static_cast<double>(size), load(d, "hard")});
     }
     return levels;
   }
@@ -117,7 +130,7 @@ class Mazes : public Task {
     int64_t n = 2;
     while (n * n < positions) ++n;
     if (n * n != positions) throw Error("mazes: " + std::to_string(positions) + " positions is not a square grid of cells");
-    return encode(mazes::generate_many(2 * n - 1, count, seed, 0));
+    return encode(mazes::generate_many(2 * n - 1, count, seed, 0), 0);
   }
 
   Tool generator() const override {
