@@ -40,21 +40,23 @@ AnalysisSplitReport analyze_split(LoopedTransformerImpl& model, LoopedTransforme
     torch::NoGradGuard no_grad;
     const Loop loop(model, split.inputs.slice(0, start, end));
     const torch::Tensor target = split.targets.slice(0, start, end).to(model.device());
-    torch::Tensor previous, changed_at = torch::ones({end - start}, torch::kInt64), right_now;
+    // On the model's device: read back once per batch, not once per iteration.
+    torch::Tensor previous, changed_at = torch::ones({end - start}, torch::TensorOptions(torch::kInt64).device(model.device())),
+                            right_now;
     const auto batch = convergence(loop, s.convergence, nullptr, [&](int64_t t, const torch::Tensor& x) {
       const torch::Tensor answer = predict(loop.logits(x), decoding);
       const torch::Tensor right = answer == target;
       right_now = right.all(1);
       exact[t - 1] += right_now.sum().item<double>();
       per_position[t - 1] += right.to(torch::kDouble).mean(1).sum().item<double>();
-      if (previous.defined()) changed_at.masked_fill_((answer != previous).any(1).cpu(), t);
+      if (previous.defined()) changed_at.masked_fill_((answer != previous).any(1), t);
       previous = answer;
     });
     conv.insert(conv.end(), batch.begin(), batch.end());
-    const torch::Tensor right_cpu = right_now.cpu();
+    const torch::Tensor right_cpu = right_now.cpu(), changed_cpu = changed_at.cpu();
     for (int64_t i = 0; i < end - start; ++i) {
       right_at_end.push_back(right_cpu[i].item<bool>());
-      answer_from.push_back(changed_at[i].item<int64_t>());
+      answer_from.push_back(changed_cpu[i].item<int64_t>());
     }
     if (progress) progress("convergence", end, n);
   }
