@@ -119,4 +119,41 @@ python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert [l['difficul
 expect_error "--hard-size with the curve" "goes with --scaling or --trace" "$LOOPLAB" eval "$TMP/shipped" --hard-size 21
 expect_error "an even --hard-size" "odd" "$LOOPLAB" eval "$TMP/shipped" --trace 1 --split hard --hard-size 20
 
+# analyze --hard-size: the hard split at size 13 (7 x 7 cells), recorded in analysis.json; the
+# trace at the same size computes each maze's answer separately and must agree maze by maze.
+rm -f "$TMP/shipped/analysis.json" "$TMP/shipped/eval_trace.json"
+expect_ok "analyze --hard-size 13" "$LOOPLAB" --threads 2 analyze "$TMP/shipped" --split hard --hard-size 13 --count 8 --iters 60 --detail 0
+grep -q "hard: mazes of size 13" "$TMP/out" && ok || bad "analyze --hard-size output: $(head -3 "$TMP/out")"
+expect_ok "eval --trace --hard-size 13" "$LOOPLAB" --threads 2 eval "$TMP/shipped" --trace 8 --split hard --hard-size 13 --iters 60
+python3 - "$TMP/shipped/eval_trace.json" "$TMP/shipped/analysis.json" <<'PY' && ok || bad "analysis at --hard-size 13 and the trace disagree"
+import json, sys
+t = json.load(open(sys.argv[1]))
+r = json.load(open(sys.argv[2]))
+a = r["splits"]["hard"]
+assert r["hard_size"] == 13 and a["positions"] == 49 and a["count"] == 8, (r.get("hard_size"), a["positions"])
+assert t["grid"] == [7, 7], t["grid"]
+for x, e in zip(t["examples"], a["examples"]):
+    its = [c["iteration"] for c in x["answers"]]
+    assert e["right"] == (x["answers"][-1]["answer"] == x["target"]) and e["answer_from"] == its[-1], (x["index"], e)
+PY
+expect_error "analyze --hard-size of a task without mazes" "--hard-size: the task prefix-sums has no maze size" \
+  "$LOOPLAB" analyze "$(dirname "$0")/../../models/prefix-sums-external-post" --split hard --hard-size 13 --count 1 --iters 2
+
+# --border 1: each maze inside a ring of blocked cells, from training (training.json) to evaluation
+# at other sizes (7 x 7 positions for size 9, 11 x 11 for size 17).
+expect_ok "train with --border 1" "$LOOPLAB" "${RUN[@]}" --epochs 1 --border 1 --out "$TMP/border"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['data']; assert d['border']==1, d" "$TMP/border/training.json" && ok || bad "border not in training.json"
+expect_ok "eval --trace of a border run" "$LOOPLAB" eval "$TMP/border" --trace 1 --split hard --iters 2
+python3 - "$TMP/border/eval_trace.json" <<'PY' && ok || bad "border run's trace: $(head -c 200 "$TMP/border/eval_trace.json")"
+import json, sys
+t = json.load(open(sys.argv[1]))
+x = t["examples"][0]
+side = 11
+assert t["grid"] == [side, side], t["grid"]
+ring = [p for p in range(side * side) if p // side in (0, side - 1) or p % side in (0, side - 1)]
+assert all(v == 0 for p in ring for v in x["input"][p * 6:(p + 1) * 6]) and all(x["target"][p] == "0" for p in ring)
+assert all(any(x["input"][p * 6:p * 6 + 4]) for p in range(side * side) if p not in ring), "a maze cell without a passage"
+PY
+expect_error "a negative border" "--border must be >= 0" "$LOOPLAB" "${RUN[@]}" --epochs 1 --border -1 --out "$TMP/b2"
+
 finish mazes

@@ -28,6 +28,9 @@ const OptionTable<AnalyzeRunOptions>& analyze_option_table() {
       option("device", &A::device, "cpu, cuda or cuda:N").command_line_only(),
       option("dtype", &A::dtype, "dtype of the convergence pass (the Jacobian analyses use float64)",
              one_of({"float32", "float64", "bfloat16", "float16"})),
+      option("hard-size", &A::hard_size, "mazes: the hard split's maze size (0: the run's), recorded in analysis.json",
+             at_least<int64_t>(0))
+          .command_line_only(),
   };
   return table;
 }

@@ -40,6 +40,9 @@ struct AnalyzeRunOptions {
   std::string weights = "final";              // --weights
   std::string device = "cpu";                 // --device
   std::string dtype = "float32";              // --dtype of the convergence pass (the Jacobians use float64)
+  // --hard-size (mazes): the hard split's maze size (0: the run's, 59), e.g. 25 or 33 where a
+  // model solves some mazes and fails others, to see which settle.
+  int64_t hard_size = 0;
 };
 
 // The table of AnalyzeRunOptions: each flag of `looplab analyze DIR` (a sweep file's [analyze]

@@ -143,7 +143,8 @@ template <> struct Fields<AnalysisSplitReport> {
 template <> struct Fields<AnalysisReport> {
   using R = AnalysisReport;
   static constexpr auto list = std::make_tuple(
-      field("weights", &R::weights), field("recall_spectral_radius", &R::recall_spectral_radius), field("splits", &R::splits));
+      field("weights", &R::weights), field("recall_spectral_radius", &R::recall_spectral_radius), field("splits", &R::splits),
+      field("hard_size", &R::hard_size));
 };
 template <> struct Fields<EpochMetrics> {
   using R = EpochMetrics;

@@ -199,6 +199,8 @@ struct AnalysisReport {
   std::string weights;
   std::vector<double> recall_spectral_radius;  // rho(Wx) per block; empty without recall
   std::map<std::string, AnalysisSplitReport> splits;
+  // Mazes: the hard split's maze size where `analyze --hard-size` chose it; absent: the run's.
+  std::optional<int64_t> hard_size;
 };
 
 // ---- metrics.jsonl ------------------------------------------------------------------------

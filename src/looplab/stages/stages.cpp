@@ -328,7 +328,14 @@ AnalysisReport analyze_run(const std::string& dir, const AnalyzeRunOptions& o, s
   analysis::AnalysisOptions s = o.analysis;
   s.training_iters = run.training_iters();
   DataOptions data = run.evaluation_data();
-  AnalysisReport report{AnalysisReport::kSchemaVersion, weights, analysis::recall_spectral_radius(*model), {}};
+  AnalysisReport report{AnalysisReport::kSchemaVersion, weights, analysis::recall_spectral_radius(*model), {}, {}};
+  if (o.hard_size > 0) {
+    if (!task(model->config().task).spec().any_square_side)
+      throw Error("--hard-size: the task " + model->config().task + " has no maze size");
+    data.hard_size = o.hard_size, data.hard_file.clear();
+    report.hard_size = o.hard_size;
+    if (text) *text += "hard: mazes of size " + std::to_string(o.hard_size) + "\n";
+  }
   if (text && report.recall_spectral_radius.empty()) *text += "recall: none (autonomous model)\n";
   for (size_t b = 0; text && b < report.recall_spectral_radius.size(); ++b) {
     char line[96];
