@@ -119,6 +119,15 @@ LoopedTransformer load_for_evaluation(const RunFolder& run, EvalRunOptions& o) {
   return model;
 }
 
+// The run's data with the hard split's maze size set to `hard_size` (0: left as the run's);
+// throws for a task without a maze size.
+DataOptions with_hard_size(DataOptions d, const ModelConfig& model, int64_t hard_size) {
+  if (hard_size <= 0) return d;
+  if (!task(model.task).spec().any_square_side) throw Error("--hard-size: the task " + model.task + " has no maze size");
+  d.hard_size = hard_size, d.hard_file.clear();
+  return d;
+}
+
 // What every evaluation of a run folder starts from: the checked options, the folder, the name of
 // the weights file it evaluates, the options with the precision settled, and the model.
 struct Evaluation {
@@ -129,15 +138,7 @@ struct Evaluation {
   EvalRunOptions settled;
   LoopedTransformer model;
   // The run's evaluation data, the hard maze size as --hard-size gives it.
-  DataOptions data() const {
-    DataOptions d = run.evaluation_data();
-    if (settled.hard_size > 0) {
-      if (!task(model->config().task).spec().any_square_side)
-        throw Error("--hard-size: the task " + model->config().task + " has no maze size");
-      d.hard_size = settled.hard_size, d.hard_file.clear();
-    }
-    return d;
-  }
+  DataOptions data() const { return with_hard_size(run.evaluation_data(), model->config(), settled.hard_size); }
 };
 
 }  // namespace
@@ -327,12 +328,9 @@ AnalysisReport analyze_run(const std::string& dir, const AnalyzeRunOptions& o, s
   }
   analysis::AnalysisOptions s = o.analysis;
   s.training_iters = run.training_iters();
-  DataOptions data = run.evaluation_data();
+  DataOptions data = with_hard_size(run.evaluation_data(), model->config(), o.hard_size);
   AnalysisReport report{AnalysisReport::kSchemaVersion, weights, analysis::recall_spectral_radius(*model), {}, {}};
   if (o.hard_size > 0) {
-    if (!task(model->config().task).spec().any_square_side)
-      throw Error("--hard-size: the task " + model->config().task + " has no maze size");
-    data.hard_size = o.hard_size, data.hard_file.clear();
     report.hard_size = o.hard_size;
     if (text) *text += "hard: mazes of size " + std::to_string(o.hard_size) + "\n";
   }

@@ -27,14 +27,12 @@ namespace {
 Examples encode(const std::vector<mazes::Maze>& all, int64_t border) {
   Examples e;
   const int64_t n = all.empty() ? 0 : all.front().n, side = n + 2 * border;
-  e.resize(static_cast<int64_t>(all.size()), side * side, mazes::kChannels);
+  e.resize(static_cast<int64_t>(all.size()), side * side, mazes::kChannels);  // all zero: the rings are set
   std::vector<float> cells(static_cast<size_t>(n * n * mazes::kChannels));
   for (int64_t i = 0; i < e.count; ++i) {
     mazes::encode(all[i], cells.data());
     const std::vector<uint8_t> path = mazes::solve(all[i]);
     float* in = e.input(i);
-    std::fill(in, in + side * side * mazes::kChannels, 0.0f);
-    std::fill(e.target(i), e.target(i) + side * side, 0);
     for (int64_t r = 0; r < n; ++r)
       for (int64_t c = 0; c < n; ++c) {
         const int64_t at = (r + border) * side + (c + border);
