@@ -222,7 +222,7 @@ void run_step(const StepOptions& o) {
       });
     };
     auto as_json = [](const OpCount& c) {
-      return nlohmann::json{{"top", c.top}, {"all", c.all}, {"top_names", c.top_names}};
+      return nlohmann::json{{"top", c.top}, {"all", c.all}, {"top_names", c.top_names}, {"top_seconds", c.top_seconds}};
     };
     {
       // Uncounted first: the weights' bfloat16 forms of bf16-mixed are made by the first

@@ -15,6 +15,9 @@ struct OpCount {
   int64_t top = 0;  // "aten::" operators called from outside any other (on any thread)
   int64_t all = 0;  // every operator call, those inside other operators included
   std::map<std::string, int64_t> top_names;  // the top-level ones by name ("aten::linear": 4)
+  // Wall seconds inside the top-level ones, by name, on the thread that called count_ops (the
+  // rest of that thread's time is looplab's own code: the fused engine's kernels and products).
+  std::map<std::string, double> top_seconds;
 };
 
 // The operators `work` dispatches, on every thread, while it runs. Not reentrant.

@@ -12,6 +12,7 @@
 
 #include "looplab/io/tensor_io.h"
 #include "looplab/model/engine/engine.h"
+#include "looplab/model/engine/kernels.h"
 #include "looplab/model/engine/products.h"
 #include "looplab/model/looped_transformer.h"
 #include "looplab/run/model_folder.h"
@@ -195,6 +196,84 @@ TEST(Bf16Products, WithinTheFloat32AccumulationBound) {
       EXPECT_TRUE(is_nan(r[i]) && is_nan(bits16(aten)[i]));
     else
       EXPECT_EQ(r[i], bits16(aten)[i]) << "value " << i << ": " << v[i].item<float>();
+}
+
+// The row passes that make the backward's operands under bf16-mixed (kernels.h): GELU and its
+// derivative in float32 rounded to bfloat16, and the column sums beside. Against float64 GELU
+// (erf from libm) element by element: the float32 value y sits within e = 1e-6 (1 + |h|) |dh|
+// of the float64 one (Abramowitz-Stegun's erf is within 1.5e-7, a dozen float32 operations
+// within 1e-6 relative), so wherever every value within e of the float64 one rounds to the same
+// bfloat16, that must be the kernel's output, bit for bit (the others, at most a few in a
+// ten, are skipped and counted). The sums against float64 within rows 2^-24 sum|g| plus e
+// per row. Plain arithmetic: runs on any CPU.
+TEST(Bf16Rows, GeluAndColumnSumsAgainstFloat64) {
+  torch::manual_seed(8);
+  const int64_t rows = 300, m = 96;
+  const torch::Tensor h = torch::randn({rows, m}) * 2.5, dh = torch::randn({rows, m});
+  const torch::Tensor h64 = h.to(torch::kFloat64), dh64 = dh.to(torch::kFloat64);
+  const torch::Tensor cdf = 0.5 * (1 + torch::erf(h64 / std::sqrt(2.0)));
+  const torch::Tensor gelu64 = h64 * cdf;
+  const torch::Tensor grad64 = dh64 * (cdf + h64 * torch::exp(-0.5 * h64 * h64) / std::sqrt(2 * M_PI));
+  const float* H = h.data_ptr<float>();
+  const float* DH = dh.data_ptr<float>();
+  auto bf16_of = [](double v) {
+    uint16_t out;
+    const float f = static_cast<float>(v);
+    engine::round_to_bf16(&f, &out, 1);
+    return out;
+  };
+  // out against ref (float64) with the float32 value's tolerance e: {checked, mismatches}.
+  auto compare = [&](const std::vector<uint16_t>& out, const torch::Tensor& ref, const torch::Tensor& scale) {
+    int64_t checked = 0, wrong = 0;
+    const double* R = ref.data_ptr<double>();
+    const double* S = scale.data_ptr<double>();
+    for (int64_t i = 0; i < rows * m; ++i) {
+      const double e = 1e-6 * S[i] + 1e-30;
+      const uint16_t lo = bf16_of(R[i] - e), hi = bf16_of(R[i] + e);
+      if (lo != hi) continue;  // near a rounding boundary: either neighbour is right
+      ++checked;
+      if (out[i] != lo && ++wrong <= 3)
+        ADD_FAILURE() << "element " << i << " (h = " << H[i] << "): " << out[i] << " against " << lo;
+    }
+    return std::pair{checked, wrong};
+  };
+  const torch::Tensor scale_f = (1 + h64.abs()), scale_b = (1 + h64.abs()) * dh64.abs();
+
+  std::vector<uint16_t> out(rows * m);
+  engine::gelu_bf16_rows(H, rows, m, out.data());
+  const auto [fc, fw] = compare(out, gelu64, scale_f);
+
+  std::vector<float> sums(m, 0.0f);
+  engine::gelu_backward_bf16_rows(DH, H, rows, m, out.data(), sums.data());
+  const auto [bc, bw] = compare(out, grad64, scale_b);
+  const torch::Tensor exact_sums = grad64.sum(0), abs_sums = grad64.abs().sum(0), slack = scale_b.sum(0);
+  double worst_sum = 0;
+  for (int64_t c = 0; c < m; ++c) {
+    const double bound = rows * std::ldexp(1.0, -24) * abs_sums[c].item<double>() + 1e-6 * slack[c].item<double>();
+    worst_sum = std::max(worst_sum, std::abs(sums[c] - exact_sums[c].item<double>()) / bound);
+  }
+
+  std::vector<float> plain_sums(m, 0.0f);
+  engine::bf16_rows_and_column_sums(DH, rows, m, out.data(), plain_sums.data());
+  std::vector<uint16_t> rounded(rows * m);
+  engine::round_to_bf16(DH, rounded.data(), rows * m);
+  EXPECT_EQ(out, rounded) << "bf16_rows_and_column_sums's rounding is not round_to_bf16's";
+  const torch::Tensor dh_sums = dh64.sum(0), dh_abs = dh64.abs().sum(0);
+  double worst_plain = 0;
+  for (int64_t c = 0; c < m; ++c)
+    worst_plain = std::max(worst_plain, std::abs(plain_sums[c] - dh_sums[c].item<double>()) /
+                                            (rows * std::ldexp(1.0, -24) * dh_abs[c].item<double>()));
+
+  std::printf("GELU: %lld of %lld checked bit for bit, %lld wrong; its gradient: %lld checked, %lld wrong; sums' "
+              "error / bound %.3f (GELU's gradient), %.3f (dy)\n",
+              static_cast<long long>(fc), static_cast<long long>(rows * m), static_cast<long long>(fw),
+              static_cast<long long>(bc), static_cast<long long>(bw), worst_sum, worst_plain);
+  EXPECT_EQ(fw, 0);
+  EXPECT_EQ(bw, 0);
+  EXPECT_GT(fc, rows * m * 8 / 10);  // the cases near a boundary are few (measured 10-12%)
+  EXPECT_GT(bc, rows * m * 8 / 10);
+  EXPECT_LE(worst_sum, 1.0);
+  EXPECT_LE(worst_plain, 1.0);
 }
 
 // The weights' bfloat16 copies are made once per optimizer step: a training step of n + k = 7

@@ -30,6 +30,8 @@ bool every_key(const torch::Tensor& keys, int64_t L) {
 
 namespace {
 
+uint16_t* bf16_data(const torch::Tensor& t) { return reinterpret_cast<uint16_t*>(t.data_ptr<at::BFloat16>()); }
+
 // The attention of every sequence: by (sequence, head) for full attention, by rows otherwise.
 template <typename T>
 void attend(const AttentionRows<T>& a, int64_t B, bool full) {
@@ -119,7 +121,18 @@ torch::Tensor forward_rows(const Slots& w, const Shape& sh, const Positions& p, 
   // products lose more at 128-row tiles than the passes gain.)
   const torch::Tensor u2 = sublayer_input(z, mlp);
   torch::Tensor hidden_pre = linear(u2, w[kFc1W], w[kFc1B]);  // [N, 4d]
-  const torch::Tensor hidden = operand(save ? at::gelu(hidden_pre) : at::gelu_(hidden_pre));
+  torch::Tensor hidden;  // GELU(hidden_pre), under bf16-mixed rounded in the same pass
+  if (sh.bf16) {
+    const int64_t m = hidden_pre.size(1);
+    hidden = torch::empty({N, m}, hidden_pre.options().dtype(torch::kBFloat16));
+    const float* Hp = hidden_pre.data_ptr<float>();
+    uint16_t* Hd = bf16_data(hidden);
+    at::parallel_for(0, N, 64, [&](int64_t begin, int64_t end) {
+      gelu_bf16_rows(Hp + begin * m, end - begin, m, Hd + begin * m);
+    });
+  } else {
+    hidden = save ? at::gelu(hidden_pre) : at::gelu_(hidden_pre);
+  }
   const torch::Tensor m = linear(hidden, w[kFc2W], w[kFc2B]);
   const torch::Tensor out = sublayer_output(m, save ? result.view({N, d}) : torch::Tensor(), mlp);
   if (!save) return out.view({sh.B, L, d});
@@ -150,14 +163,37 @@ Slots backward_rows(const Slots& w, const Shape& sh, const Positions& p, const S
   auto row_of = [&](const torch::Tensor& part, int64_t chunk, int64_t width) -> T* {
     return part.defined() ? part.data_ptr<T>() + chunk * width : nullptr;
   };
-  // The linear layer y = x W^T + b: dW += dy^T x, db += sum dy; returns dx = dy W. Under
-  // bf16-mixed x is the forward's bfloat16 operand, and dy is rounded to bfloat16 for both
-  // products (as autocast's backward runs them); db sums the float32 dy.
-  auto linear_backward = [&](const torch::Tensor& dy, const torch::Tensor& x, Slot weight, Slot bias, bool dx) {
-    const torch::Tensor g = x.scalar_type() == torch::kBFloat16 ? dy.to(torch::kBFloat16) : dy;
+  // The linear layer y = x W^T + b, given g (its output's gradient dy as the products' operand)
+  // and db (the sum of dy's rows): dW += g^T x, db; returns dx = g W.
+  auto linear_products = [&](const torch::Tensor& g, const torch::Tensor& db, const torch::Tensor& x, Slot weight,
+                             Slot bias, bool dx) {
     add(weight, weight_gradient(g, x));
-    add(bias, dy.sum(0));
+    add(bias, db);
     return dx ? input_gradient(g, w[weight]) : torch::Tensor();
+  };
+  // Under bf16-mixed, a float32 gradient [N, m] made into the products' operand by `rows` (f(src
+  // rows, count, m, out, column sums)) in one pass by chunks: {its bfloat16 rounding, the sums of
+  // its float32 columns}. src is the tensor the rows kernel reads.
+  auto rounded = [&](const torch::Tensor& src, const auto& rows) {
+    const int64_t m = src.size(1);
+    const torch::Tensor out = torch::empty({N, m}, src.options().dtype(torch::kBFloat16));
+    const torch::Tensor sums = torch::zeros({chunks(N), m}, src.options().dtype(torch::kFloat32));
+    uint16_t* O = bf16_data(out);
+    float* S = sums.data_ptr<float>();
+    each_chunk(N, [&](int64_t begin, int64_t end, int64_t chunk) { rows(begin, end, m, O + begin * m, S + chunk * m); });
+    return std::make_pair(out, sums.sum(0));
+  };
+  // The linear layer's backward from dy [N, m]. Under bf16-mixed x is the forward's bfloat16
+  // operand, and dy is rounded to bfloat16 for both products (as autocast's backward runs them);
+  // db sums the float32 dy.
+  auto linear_backward = [&](const torch::Tensor& dy, const torch::Tensor& x, Slot weight, Slot bias, bool dx) {
+    if (x.scalar_type() != torch::kBFloat16) return linear_products(dy, dy.sum(0), x, weight, bias, dx);
+    const torch::Tensor src = dy.contiguous();
+    const float* D = src.data_ptr<float>();
+    const auto [g, db] = rounded(src, [&](int64_t begin, int64_t end, int64_t m, uint16_t* out, float* sums) {
+      bf16_rows_and_column_sums(D + begin * m, end - begin, m, out, sums);
+    });
+    return linear_products(g, db, x, weight, bias, dx);
   };
   // The result postN(sum), sum = r + periN(y), from its gradient dout [N, d]: returns
   // {d sum (the residual's gradient, more added later), dy}. dout may be overwritten only when
@@ -209,9 +245,20 @@ Slots backward_rows(const Slots& w, const Shape& sh, const Positions& p, const S
   // --- MLP sublayer ---------------------------------------------------------------------------
   const torch::Tensor dout = dout_in.contiguous().view({N, d});
   auto [dz, dm] = output_backward(dout, false, sv.mlp);
-  const torch::Tensor dhidden = linear_backward(dm, sv.hidden, kFc2W, kFc2B, true);   // [N, 4d]
-  const torch::Tensor dhidden_pre = at::gelu_backward(dhidden, sv.hidden_pre);         // [N, 4d]
-  input_backward(linear_backward(dhidden_pre, sv.mlp.input, kFc1W, kFc1B, true), sv.mlp, dz);
+  const torch::Tensor dhidden = linear_backward(dm, sv.hidden, kFc2W, kFc2B, true);  // [N, 4d]
+  torch::Tensor du2;                                                                  // [N, d]
+  if (sv.hidden.scalar_type() == torch::kBFloat16) {
+    // GELU's backward and the rounding of its result in one pass: the float32 gradient of
+    // hidden_pre is never stored.
+    const float *Dh = dhidden.data_ptr<float>(), *Hp = sv.hidden_pre.data_ptr<float>();
+    const auto [g, db] = rounded(dhidden, [&](int64_t begin, int64_t end, int64_t m, uint16_t* out, float* sums) {
+      gelu_backward_bf16_rows(Dh + begin * m, Hp + begin * m, end - begin, m, out, sums);
+    });
+    du2 = linear_products(g, db, sv.mlp.input, kFc1W, kFc1B, true);
+  } else {
+    du2 = linear_backward(at::gelu_backward(dhidden, sv.hidden_pre), sv.mlp.input, kFc1W, kFc1B, true);
+  }
+  input_backward(du2, sv.mlp, dz);
 
   // --- Attention sublayer ---------------------------------------------------------------------
   auto [dr, dy] = output_backward(dz, true, sv.attention);

@@ -122,10 +122,20 @@ torch::Tensor forward_tiles(const Slots& w, const Shape& sh, const Positions& p,
 
       // --- MLP sublayer -----------------------------------------------------------------------
       product(sublayer_input(Z), rows, kFc1W, kFc1B, HIDDEN);
-      // LibTorch's vectorized GELU on the tile (serial here: it is inside a parallel region).
-      torch::Tensor hidden_layer = torch::from_blob(HIDDEN, {rows, hidden}, x.options());
-      at::gelu_(hidden_layer);
-      product(HIDDEN, rows, kFc2W, kFc2B, Y);
+      bool hidden_rounded = false;
+      if constexpr (std::is_same_v<T, float>) {
+        if (sh.bf16) {  // GELU and the rounding to the next product's operand in one pass
+          gelu_bf16_rows(HIDDEN, rows, hidden, operand.data());
+          tile_linear_bf16(operand.data(), rows, w16[kFc2W], w[kFc2B], Y);
+          hidden_rounded = true;
+        }
+      }
+      if (!hidden_rounded) {
+        // LibTorch's vectorized GELU on the tile (serial here: it is inside a parallel region).
+        torch::Tensor hidden_layer = torch::from_blob(HIDDEN, {rows, hidden}, x.options());
+        at::gelu_(hidden_layer);
+        product(HIDDEN, rows, kFc2W, kFc2B, Y);
+      }
       sublayer_output(Z, Y, out);
     }
   });

@@ -157,6 +157,34 @@ LOOPLAB_CLONES void attention_rows_backward(const AttentionRowsBackward<T>& a, i
   }
 }
 
+LOOPLAB_CLONES_BY_LEVEL void bf16_rows_and_column_sums(const float* dy, int64_t rows, int64_t m, uint16_t* out, float* sums) {
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* row = dy + i * m;
+    uint16_t* o = out + i * m;
+    for (int64_t c = 0; c < m; ++c) {
+      o[c] = bf16_bits(row[c]);
+      sums[c] += row[c];
+    }
+  }
+}
+
+LOOPLAB_CLONES_BY_LEVEL void gelu_bf16_rows(const float* h, int64_t rows, int64_t m, uint16_t* out) {
+  for (int64_t i = 0; i < rows * m; ++i) out[i] = bf16_bits(gelu_erf(h[i]));
+}
+
+LOOPLAB_CLONES_BY_LEVEL void gelu_backward_bf16_rows(const float* dh, const float* h, int64_t rows, int64_t m, uint16_t* out,
+                                            float* sums) {
+  for (int64_t i = 0; i < rows; ++i) {
+    const float *hr = h + i * m, *dr = dh + i * m;
+    uint16_t* o = out + i * m;
+    for (int64_t c = 0; c < m; ++c) {
+      const float g = dr[c] * gelu_erf_derivative(hr[c]);
+      o[c] = bf16_bits(g);
+      sums[c] += g;
+    }
+  }
+}
+
 #define LOOPLAB_KERNELS(T)                                                                              \
   template void rope_rows<T>(const RopeRows<T>&, int64_t, int64_t);                                    \
   template void rope_rows_backward<T>(const RopeRowsBackward<T>&, int64_t, int64_t, T*, T*);           \

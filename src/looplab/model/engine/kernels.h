@@ -116,4 +116,22 @@ void full_attention(const AttentionRows<T>& a, int64_t begin, int64_t end);
 template <typename T>
 void full_attention_backward(const AttentionRowsBackward<T>& a, int64_t begin, int64_t end);
 
+// ---------------------------------------------------------------------------------------------
+// bf16-mixed (float32 rows, bfloat16 operands as uint16 bit patterns; kernels.cpp)
+//
+// A product's operand is its float32 rows rounded to bfloat16 (to nearest even). Rounding in the
+// pass that makes the rows, rather than in a pass of its own afterwards, spares a read of the
+// float32 rows and, for the hidden layer, the float32 rows themselves.
+
+// The gradient of a linear layer's output, dy [rows, m]: out = dy rounded (the products' operand),
+// sums[c] += the sum of column c over the rows (the bias's gradient, from the float32 values).
+void bf16_rows_and_column_sums(const float* dy, int64_t rows, int64_t m, uint16_t* out, float* sums);
+
+// The MLP's hidden layer: out = GELU(h) rounded, h [rows, m] (GELU's exact form, row_math.h's
+// gelu_erf).
+void gelu_bf16_rows(const float* h, int64_t rows, int64_t m, uint16_t* out);
+// Its backward into the next product's operand: g = dh GELU'(h), GELU'(h) = Phi(h) + h phi(h);
+// out = g rounded, sums[c] += the sum of g's column c (fc1's bias gradient).
+void gelu_backward_bf16_rows(const float* dh, const float* h, int64_t rows, int64_t m, uint16_t* out, float* sums);
+
 }  // namespace looplab::engine

@@ -93,8 +93,15 @@ torch::Tensor pack_for_brgemm(const torch::Tensor& B16) {
 }
 
 // C [m, n] = A [m, k] B (+ bias on every row where given), B packed by pack_for_brgemm, on the
-// calling thread. Each block of rows gets the bias just before its products, while it is in
-// cache. The caller releases the micro-kernels' hardware state (brgemm_release) when done.
+// calling thread. Each block of kRows x kPanel outputs gets the bias right after its product,
+// while it is in the first-level cache (copying the bias into C first, for the product to add
+// to, wrote every output once more: 4.5% of a bf16-mixed training step's time).
+// The caller releases the micro-kernels' hardware state (brgemm_release) when done.
+LOOPLAB_CLONES void add_bias_block(float* C, int64_t rows, int64_t cols, int64_t ldc, const float* bias) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t c = 0; c < cols; ++c) C[i * ldc + c] += bias[c];
+}
+
 void brgemm_rows(const uint16_t* A, int64_t m, int64_t k, const torch::Tensor& packed, int64_t n, const float* bias,
                  float* C) {
 #ifdef CPUBLAS_BRGEMM_BF16BF16F32
@@ -102,11 +109,11 @@ void brgemm_rows(const uint16_t* A, int64_t m, int64_t k, const torch::Tensor& p
   const auto* b = packed.data_ptr<at::BFloat16>();
   for (int64_t r = 0; r < m; r += kRows) {
     const int64_t mr = std::min(kRows, m - r);
-    if (bias)
-      for (int64_t i = r; i < r + mr; ++i) std::memcpy(C + i * n, bias, n * sizeof(float));
     for (int64_t j = 0; j < n; j += kPanel) {
       const int64_t nb = std::min(kPanel, n - j);
-      at::native::cpublas::brgemm(mr, nb, k, k, nb, n, bias != nullptr, a + r * k, b + j * k, C + r * n + j, true);
+      float* block = C + r * n + j;
+      at::native::cpublas::brgemm(mr, nb, k, k, nb, n, false, a + r * k, b + j * k, block, true);
+      if (bias) add_bias_block(block, mr, nb, n, bias + j);
     }
   }
 #else
@@ -244,14 +251,8 @@ Bf16Weight bf16_weight(const torch::Tensor& W) {
 
 int64_t bf16_weight_casts() { return casts.load(); }
 
-LOOPLAB_CLONES void round_to_bf16(const float* x, uint16_t* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, &x[i], sizeof u);
-    // Round to nearest, ties to even; NaN stays a (quiet) NaN.
-    const uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-    out[i] = (u & 0x7FFFFFFFu) > 0x7F800000u ? static_cast<uint16_t>((u >> 16) | 0x40u) : static_cast<uint16_t>(rounded);
-  }
+LOOPLAB_CLONES_BY_LEVEL void round_to_bf16(const float* x, uint16_t* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = bf16_bits(x[i]);
 }
 
 std::string bf16_products_library() {
