@@ -330,14 +330,16 @@ def maze_drawing(canvas, trace, example, answer):
     side of each cell a wall exactly where that side's passage is closed; at each cell's centre the
     start (green) on the start cell only, the goal (red) on the goal cell only; near each cell's
     corner the cell's colour for `answer` (None: the true path). The canvas's data attributes give
-    its cell size, wall width and padding in CSS pixels."""
-    rows, cols = trace["grid"]
+    its cell size, wall width and padding in CSS pixels, and the rings of blocked cells left out
+    (a --border run's): drawn cell (r, c) is the file's (r + ring, c + ring)."""
     ch = trace["channels"]
-    s, w, pad = js("const d = arguments[0].dataset; return [Number(d.cellSize), Number(d.wall), Number(d.pad)]", canvas)
+    s, w, pad, ring = js("const d = arguments[0].dataset; return [Number(d.cellSize), Number(d.wall), Number(d.pad), Number(d.ring)]", canvas)
+    rows, cols = trace["grid"][0] - 2 * ring, trace["grid"][1] - 2 * ring
+    at = [(r + ring) * trace["grid"][1] + c + ring for r in range(rows) for c in range(cols)]
     sides, want_walls, centres, want_centres, corners = [], [], [], [], []
     for r in range(rows):
         for c in range(cols):
-            f = (r * cols + c) * ch
+            f = at[r * cols + c] * ch
             x, y, m = pad + c * s, pad + r * s, s // 2
             # east, south, west, north: the pixel on the line between the cell and its neighbour
             sides += [(x + s, y + m), (x + m, y + s), (x, y + m), (x + m, y)]
@@ -353,7 +355,8 @@ def maze_drawing(canvas, trace, example, answer):
     bad += [f"cell {i} centre: {g} drawn, {want or 'neither start nor goal'} in the file"
             for i, (g, want) in enumerate(zip(got, want_centres)) if (g in ("start", "goal") or want) and g != want]
     got = maze_pixels(canvas, corners)
-    want = cell_kinds(example, answer)
+    kinds = cell_kinds(example, answer)
+    want = [kinds[i] for i in at]
     bad += [f"cell {i}: {g} drawn, {k} in the file" for i, (g, k) in enumerate(zip(got, want)) if g != k]
     return not bad, f"{len(bad)} differences: " + "; ".join(bad[:6])
 
@@ -716,7 +719,52 @@ try:
                 dict(mex, answers=[{"iteration": t, "answer": trace_answer(mex, t)} for t in (1, 7, 100, 640)]), tex])
             with open(os.path.join(sparse, "eval_trace.json"), "w") as f:
                 json.dump(sparse_trace, f)
+            # The same maze inside one ring of blocked cells (a --border 1 run's trace: every feature 0
+            # and off the path on the ring), its answer marking two ring cells from iteration 7.
+            ringed = os.path.join(tmp, "maze-ring")
+            os.makedirs(ringed)
+            for f in ("config.json", "training.json"):
+                shutil.copy(os.path.join(mdir, f), os.path.join(ringed, f))
+            rn = n + 2
+
+            def padded(text, marks=()):
+                cells = ["0"] * (rn * rn)
+                for r in range(n):
+                    for c in range(n):
+                        cells[(r + 1) * rn + c + 1] = text[r * n + c]
+                for i in marks:
+                    cells[i] = "1"
+                return "".join(cells)
+            rin = [0] * (rn * rn * 6)
+            for r in range(n):
+                for c in range(n):
+                    rin[((r + 1) * rn + c + 1) * 6:((r + 1) * rn + c + 2) * 6] = mex["input"][(r * n + c) * 6:(r * n + c + 1) * 6]
+            ring_marks = (0, rn * rn - 1)  # the first and the last cell: both on the ring
+            rex = {"index": 0, "target": padded(mex["target"]), "input": rin,
+                   "answers": [{"iteration": 1, "answer": padded(trace_answer(mex, 1))},
+                               {"iteration": 7, "answer": padded(trace_answer(mex, 7), ring_marks)}]}
+            ring_trace = dict(mtrace, grid=[rn, rn], examples=[rex])
+            with open(os.path.join(ringed, "eval_trace.json"), "w") as f:
+                json.dump(ring_trace, f)
             second, url = start_server("--runs", tmp)
+            open_page("/runs.html?runs=maze-ring", url)
+            clean("runs: a maze trace with a ring of blocked cells")
+            meta = js("const p = document.querySelector('section.mazes p.meta'); return p ? p.textContent : ''")
+            geometry = js("const d = document.querySelector('section.mazes figure.maze.truth canvas').dataset;"
+                          " return [Number(d.rows), Number(d.cols), Number(d.ring)]")
+            ok, detail = maze_drawing(driver.find_element(By.CSS_SELECTOR, "section.mazes figure.maze.truth canvas"), ring_trace, rex, None)
+            check(ok and geometry == [n, n, 1] and f"{n} × {n} cells" in meta and "inside 1 ring of blocked cells" in meta,
+                  f"runs maze, --border 1: the ring left out, the {n} x {n} maze drawn as the unbordered one", f"{geometry}; {meta}; {detail}")
+            for t in (6, 7):
+                move("iteration", t)
+                label, k = trace_label(rex, t)
+                if t >= 7:
+                    label += f"; {len(ring_marks)} marked on the blocked ring"
+                got = maze_view()
+                ok, detail = maze_drawing(driver.find_element(By.CSS_SELECTOR, "section.mazes figure.maze.view canvas"), ring_trace, rex, trace_answer(rex, t))
+                check(got[0] == label and ok, f"runs maze, --border 1: at {t} the label '{label}' and the answer drawn inside the ring",
+                      f"{got[0]!r}; {detail}")
+            clean("runs maze with a ring")
             open_page("/runs.html?runs=maze-sparse", url)
             clean("runs: a maze trace with a few changes")
             sx = sparse_trace["examples"][0]

@@ -202,22 +202,40 @@ function mazeIterations(trace, run) {
   return [...new Set(out.filter(v => v >= 1 && v <= max))].sort((a, b) => a - b);
 }
 
-// A canvas for a rows x cols maze of `size`-pixel cells; its geometry is in its data attributes
-// (cell size, wall width, padding, device pixel ratio), so that a test can find a cell's pixels.
-function mazeCanvas(trace, size) {
-  const [rows, cols] = trace.grid;
+// The rings of blocked cells around an example's maze (a run trained with --border B: cells whose 6
+// features are all 0, which no maze cell has, each having a passage): how many, from the outside in.
+// They are left out of the drawing.
+function mazeRing(trace, ex) {
+  const [rows, cols] = trace.grid, ch = trace.channels;
+  const blocked = (r, c) => { for (let k = 0; k < ch; k++) if (ex.input[(r * cols + c) * ch + k]) return false; return true; };
+  let b = 0;
+  for (; 2 * (b + 1) < Math.min(rows, cols); b++) {
+    let all = true;
+    for (let c = b; all && c < cols - b; c++) all = blocked(b, c) && blocked(rows - 1 - b, c);
+    for (let r = b; all && r < rows - b; r++) all = blocked(r, b) && blocked(r, cols - 1 - b);
+    if (!all) break;
+  }
+  return b;
+}
+
+// A canvas for a maze of `size`-pixel cells inside `ring` rings of blocked cells (left out); its
+// geometry is in its data attributes (cell size, wall width, padding, device pixel ratio, the ring
+// left out, the cells drawn), so that a test can find a cell's pixels.
+function mazeCanvas(trace, size, ring = 0) {
+  const rows = trace.grid[0] - 2 * ring, cols = trace.grid[1] - 2 * ring;
   const wall = size >= 12 ? 2 : 1, pad = wall, ratio = window.devicePixelRatio || 1;
   const w = cols * size + 2 * pad, ht = rows * size + 2 * pad;
   return h('canvas', { class: 'maze', width: Math.round(w * ratio), height: Math.round(ht * ratio), style: `width:${w}px;height:${ht}px`,
-    dataset: { cellSize: size, wall, pad, ratio, rows, cols } });
+    dataset: { cellSize: size, wall, pad, ratio, rows, cols, ring } });
 }
 
 // Draws the maze with `answer` (a string, one class per cell) coloured against the target, or the
 // true path alone when answer is null.
 function paintMaze(canvas, trace, ex, answer) {
   const s = Number(canvas.dataset.cellSize), wall = Number(canvas.dataset.wall), pad = Number(canvas.dataset.pad);
-  const ratio = Number(canvas.dataset.ratio);
-  const [rows, cols] = trace.grid, ch = trace.channels, input = ex.input;
+  const ratio = Number(canvas.dataset.ratio), ring = Number(canvas.dataset.ring);
+  const rows = Number(canvas.dataset.rows), cols = Number(canvas.dataset.cols), ch = trace.channels, input = ex.input;
+  const at = (r, c) => (r + ring) * trace.grid[1] + c + ring;  // the file's index of drawn cell (r, c)
   const ctx = canvas.getContext('2d');
   ctx.setTransform(1, 0, 0, 1, 0, 0);
   ctx.clearRect(0, 0, canvas.width, canvas.height);
@@ -226,7 +244,7 @@ function paintMaze(canvas, trace, ex, answer) {
   ctx.fillRect(pad, pad, cols * s, rows * s);
   for (let r = 0; r < rows; r++)
     for (let c = 0; c < cols; c++) {
-      const i = r * cols + c, path = ex.target[i] === '1', said = answer === null ? path : answer[i] === '1';
+      const i = at(r, c), path = ex.target[i] === '1', said = answer === null ? path : answer[i] === '1';
       const kind = said ? (path ? 'right' : 'wrong') : path ? 'missed' : null;
       if (!kind) continue;
       ctx.fillStyle = mazeColor[kind];
@@ -236,10 +254,10 @@ function paintMaze(canvas, trace, ex, answer) {
   const big = s >= 12;
   ctx.strokeStyle = mazeColor.open;
   ctx.lineWidth = 1.5;
-  for (let i = 0; i < rows * cols; i++)
+  for (let j = 0; j < rows * cols; j++)
     for (const [k, color] of [[START, mazeColor.start], [GOAL, mazeColor.goal]]) {
-      if (!input[i * ch + k]) continue;
-      const r = Math.floor(i / cols), c = i % cols;
+      const r = Math.floor(j / cols), c = j % cols;
+      if (!input[at(r, c) * ch + k]) continue;
       ctx.fillStyle = color;
       ctx.beginPath();
       ctx.arc(pad + (c + 0.5) * s, pad + (r + 0.5) * s, (big ? 0.34 : 0.27) * s, 0, 2 * Math.PI);
@@ -255,7 +273,7 @@ function paintMaze(canvas, trace, ex, answer) {
   ctx.beginPath();
   for (let r = 0; r < rows; r++)
     for (let c = 0; c < cols; c++) {
-      const f = (r * cols + c) * ch, x = pad + c * s + o, y = pad + r * s + o;
+      const f = at(r, c) * ch, x = pad + c * s + o, y = pad + r * s + o;
       if (!input[f + EAST]) { ctx.moveTo(x + s, y); ctx.lineTo(x + s, y + s); }
       if (!input[f + SOUTH]) { ctx.moveTo(x, y + s); ctx.lineTo(x + s, y + s); }
       if (!input[f + WEST]) { ctx.moveTo(x, y); ctx.lineTo(x, y + s); }
@@ -267,13 +285,19 @@ function paintMaze(canvas, trace, ex, answer) {
 
 // One drawn answer: the canvas and its label; the figure carries the iteration, the cells right,
 // the cells and the answer drawn as data attributes.
-function mazeFigure(trace, ex, size, kind) {
-  const canvas = mazeCanvas(trace, size), caption = h('figcaption', {});
+function mazeFigure(trace, ex, size, kind, ring = 0) {
+  const canvas = mazeCanvas(trace, size, ring), caption = h('figcaption', {});
   const fig = h('figure', { class: `maze ${kind}` }, canvas, caption);
   fig.show = t => {
     const answer = answerAt(ex, t), k = cellsRight(answer, ex.target);
     paintMaze(canvas, trace, ex, answer);
-    caption.textContent = mazeLabel(t, k, ex.target.length);
+    // Path marks on the blocked ring are not drawn: counted in the label instead.
+    let onRing = 0;
+    for (let i = 0; i < answer.length; i++) {
+      const r = Math.floor(i / trace.grid[1]), c = i % trace.grid[1];
+      if (answer[i] === '1' && (r < ring || c < ring || r >= trace.grid[0] - ring || c >= trace.grid[1] - ring)) onRing++;
+    }
+    caption.textContent = mazeLabel(t, k, ex.target.length) + (onRing ? `; ${onRing} marked on the blocked ring` : '');
     Object.assign(fig.dataset, { iteration: t, right: k, cells: ex.target.length, answer });
   };
   return fig;
@@ -310,9 +334,10 @@ function mazeSection(runs) {
   }
 
   const pathCells = [...ex.target].filter(c => c === '1').length;
-  const truth = mazeCanvas(trace, Math.max(4, Math.min(18, Math.floor(480 / cols))));
+  const ring = mazeRing(trace, ex), inner = cols - 2 * ring;
+  const truth = mazeCanvas(trace, Math.max(4, Math.min(18, Math.floor(480 / inner))), ring);
   paintMaze(truth, trace, ex, null);
-  const view = mazeFigure(trace, ex, Number(truth.dataset.cellSize), 'view');
+  const view = mazeFigure(trace, ex, Number(truth.dataset.cellSize), 'view', ring);
   view.show(maze.iteration);
   const play = h('button', { type: 'button', name: 'maze-play' }, 'Play');
   const s = slider({ name: 'iteration', label: 'the answer after iteration', min: 1, max, step: 1, value: maze.iteration,
@@ -331,12 +356,13 @@ function mazeSection(runs) {
   });
 
   const small = mazeIterations(trace, run).map(t => {
-    const f = mazeFigure(trace, ex, Math.max(3, Math.min(8, Math.floor(216 / cols))), 'multiple');
+    const f = mazeFigure(trace, ex, Math.max(3, Math.min(8, Math.floor(216 / inner))), 'multiple', ring);
     f.show(t);
     return f;
   });
   return [...notes,
-    h('p', { class: 'meta' }, `${run.name}: example ${ex.index} of the ${trace.split} split, ${rows} × ${cols} cells (a maze of size ${2 * cols - 1}), `,
+    h('p', { class: 'meta' }, `${run.name}: example ${ex.index} of the ${trace.split} split, ${rows - 2 * ring} × ${inner} cells (a maze of size ${2 * inner - 1}), `,
+      ring ? `inside ${ring} ring${ring > 1 ? 's' : ''} of blocked cells (--border; not drawn), ` : '',
       `${trace.weights} weights, ${max} iterations; the answer changes at ${ex.answers.length} of them.`),
     choosers.length ? h('div', { class: 'controls' }, choosers) : '',
     h('p', { class: 'legend' }, mazeLegend.map(([k, text]) => h('span', {}, h('span', { class: 'swatch', dataset: { class: k }, style: `background:${mazeColor[k]}` }), text))),
