@@ -47,33 +47,33 @@ inline float exp_nonpositive(float x) {
 }
 inline double exp_nonpositive(double x) { return std::exp(x); }
 
-// GELU, exact form x/2 (1 + erf(x / sqrt 2)), with erf by Abramowitz and Stegun 7.1.26 (absolute
-// error below 1.5e-7, the formula of ATen's own vectorized erf): erf(a) = 1 - t (a1 + t (a2 + ...))
-// exp(-a^2), t = 1 / (1 + p a), for a >= 0, odd in a. Float only (the readout's).
-inline float gelu_erf(float x) {
-  const float a = std::abs(x) * 0.70710678118654752f;
+// erf(a) for a >= 0 by Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7, the formula of
+// ATen's own vectorized erf): 1 - t (a1 + t (a2 + ...)) exp(-a^2), t = 1 / (1 + p a); `gauss`
+// receives exp(-a^2).
+inline float erf_nonnegative(float a, float& gauss) {
   const float t = 1.0f / (1.0f + 0.3275911f * a);
   float poly = 1.061405429f;
   poly = poly * t - 1.453152027f;
   poly = poly * t + 1.421413741f;
   poly = poly * t - 0.284496736f;
   poly = poly * t + 0.254829592f;
-  const float erf_a = 1.0f - poly * t * exp_nonpositive(-a * a);
+  gauss = exp_nonpositive(-a * a);
+  return 1.0f - poly * t * gauss;
+}
+
+// GELU, exact form x/2 (1 + erf(x / sqrt 2)), erf odd in its argument. Float only (the readout's
+// and bf16-mixed's hidden layer).
+inline float gelu_erf(float x) {
+  float gauss;
+  const float erf_a = erf_nonnegative(std::abs(x) * 0.70710678118654752f, gauss);
   return 0.5f * x * (1.0f + (x < 0 ? -erf_a : erf_a));
 }
 
 // GELU's derivative, Phi(x) + x phi(x) with Phi(x) = (1 + erf(x / sqrt 2)) / 2 and phi(x) =
-// exp(-x^2 / 2) / sqrt(2 pi): erf as in gelu_erf, the exponential by exp_nonpositive.
+// exp(-x^2 / 2) / sqrt(2 pi).
 inline float gelu_erf_derivative(float x) {
-  const float a = std::abs(x) * 0.70710678118654752f;
-  const float t = 1.0f / (1.0f + 0.3275911f * a);
-  float poly = 1.061405429f;
-  poly = poly * t - 1.453152027f;
-  poly = poly * t + 1.421413741f;
-  poly = poly * t - 0.284496736f;
-  poly = poly * t + 0.254829592f;
-  const float gauss = exp_nonpositive(-a * a);  // exp(-x^2 / 2)
-  const float erf_a = 1.0f - poly * t * gauss;
+  float gauss;  // exp(-x^2 / 2)
+  const float erf_a = erf_nonnegative(std::abs(x) * 0.70710678118654752f, gauss);
   return 0.5f * (1.0f + (x < 0 ? -erf_a : erf_a)) + x * 0.39894228040143268f * gauss;
 }
 
