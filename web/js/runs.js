@@ -288,15 +288,16 @@ function paintMaze(canvas, trace, ex, answer) {
 function mazeFigure(trace, ex, size, kind, ring = 0) {
   const canvas = mazeCanvas(trace, size, ring), caption = h('figcaption', {});
   const fig = h('figure', { class: `maze ${kind}` }, canvas, caption);
+  // The ring's cells (file indices): path marks on them are not drawn, but counted in the label.
+  const [rows, cols] = trace.grid, ringCells = [];
+  for (let i = 0; i < rows * cols; i++) {
+    const r = Math.floor(i / cols), c = i % cols;
+    if (r < ring || c < ring || r >= rows - ring || c >= cols - ring) ringCells.push(i);
+  }
   fig.show = t => {
     const answer = answerAt(ex, t), k = cellsRight(answer, ex.target);
     paintMaze(canvas, trace, ex, answer);
-    // Path marks on the blocked ring are not drawn: counted in the label instead.
-    let onRing = 0;
-    for (let i = 0; i < answer.length; i++) {
-      const r = Math.floor(i / trace.grid[1]), c = i % trace.grid[1];
-      if (answer[i] === '1' && (r < ring || c < ring || r >= trace.grid[0] - ring || c >= trace.grid[1] - ring)) onRing++;
-    }
+    const onRing = ringCells.filter(i => answer[i] === '1').length;
     caption.textContent = mazeLabel(t, k, ex.target.length) + (onRing ? `; ${onRing} marked on the blocked ring` : '');
     Object.assign(fig.dataset, { iteration: t, right: k, cells: ex.target.length, answer });
   };

@@ -92,16 +92,17 @@ torch::Tensor pack_for_brgemm(const torch::Tensor& B16) {
 #endif
 }
 
-// C [m, n] = A [m, k] B (+ bias on every row where given), B packed by pack_for_brgemm, on the
-// calling thread. Each block of kRows x kPanel outputs gets the bias right after its product,
-// while it is in the first-level cache (copying the bias into C first, for the product to add
-// to, wrote every output once more: 4.5% of a bf16-mixed training step's time).
-// The caller releases the micro-kernels' hardware state (brgemm_release) when done.
+// C [rows, cols] (leading dimension ldc) += bias on every row.
 LOOPLAB_CLONES void add_bias_block(float* C, int64_t rows, int64_t cols, int64_t ldc, const float* bias) {
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t c = 0; c < cols; ++c) C[i * ldc + c] += bias[c];
 }
 
+// C [m, n] = A [m, k] B (+ bias on every row where given), B packed by pack_for_brgemm, on the
+// calling thread. Each block of kRows x kPanel outputs gets the bias right after its product,
+// while it is in the first-level cache (copying the bias into C first, for the product to add
+// to, wrote every output once more: 4.5% of a bf16-mixed training step's time).
+// The caller releases the micro-kernels' hardware state (brgemm_release) when done.
 void brgemm_rows(const uint16_t* A, int64_t m, int64_t k, const torch::Tensor& packed, int64_t n, const float* bias,
                  float* C) {
 #ifdef CPUBLAS_BRGEMM_BF16BF16F32
